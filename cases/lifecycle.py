@@ -1,0 +1,146 @@
+"""The one place a case is opened or changes status.
+
+Every caller — the case manager, the reply loop, admin actions, the dashboard,
+the API — goes through ``open_case`` and ``transition``. Each locks the row,
+refuses moves the lifecycle does not allow, and writes a CaseEvent saying who
+(a user or an agent), from, to and why.
+"""
+
+import logging
+from typing import TypeAlias
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from cases.models import Case, CaseEvent
+from vanpools.models import Vanpool
+
+logger = logging.getLogger(__name__)
+
+Status = Case.Status
+Outcome = Case.Outcome
+
+# An actor is a staff user or the name of an agent ("case_manager").
+Actor: TypeAlias = AbstractBaseUser | str
+
+ALLOWED_MOVES: dict[str, frozenset[str]] = {
+    Status.OPEN: frozenset({Status.PENDING_REPLY, Status.HITL_REVIEW, Status.PRE_CANCEL, Status.CLOSED}),
+    Status.PENDING_REPLY: frozenset(
+        {Status.OPEN, Status.HITL_REVIEW, Status.PRE_CANCEL, Status.CLOSED}
+    ),
+    Status.HITL_REVIEW: frozenset(
+        {Status.OPEN, Status.PENDING_REPLY, Status.PRE_CANCEL, Status.CLOSED}
+    ),
+    Status.PRE_CANCEL: frozenset({Status.HITL_REVIEW, Status.PENDING_REPLY, Status.CLOSED}),
+    Status.CLOSED: frozenset(),  # closed is final; a new finding opens a new case
+}
+
+
+class IllegalTransition(Exception):
+    """The lifecycle does not allow this move; nothing was changed."""
+
+
+def _actor_fields(actor: Actor) -> dict[str, object]:
+    if isinstance(actor, str):
+        if not actor.strip():
+            raise ValueError("an agent actor needs a name")
+        return {"actor_agent": actor}
+    return {"actor_user": actor}
+
+
+def _actor_label(actor: Actor) -> str:
+    return f"agent:{actor}" if isinstance(actor, str) else actor.get_username()
+
+
+def check_move(from_status: str, to_status: str, outcome: str = "") -> None:
+    if to_status not in ALLOWED_MOVES:
+        raise IllegalTransition(f"unknown status {to_status!r}")
+    if to_status not in ALLOWED_MOVES[from_status]:
+        raise IllegalTransition(f"a case cannot move from {from_status} to {to_status}")
+    if to_status == Status.CLOSED and outcome not in {o.value for o in Outcome if o.value}:
+        raise IllegalTransition("closing a case needs an outcome: resolved, cancelled or dismissed")
+    if to_status != Status.CLOSED and outcome:
+        raise IllegalTransition("only a closed case has an outcome")
+
+
+def transition(
+    case: Case,
+    to_status: str,
+    *,
+    actor: Actor,
+    note: str = "",
+    outcome: str = "",
+    data: dict | None = None,
+) -> Case:
+    """Move ``case`` to ``to_status``; returns the fresh, updated row.
+
+    Raises IllegalTransition (and changes nothing) if the move is not allowed
+    from the status the row has *now* — which may differ from the caller's copy.
+    """
+    with transaction.atomic():
+        locked = Case.objects.select_for_update().get(pk=case.pk)
+        check_move(locked.status, to_status, outcome)
+        from_status = locked.status
+        locked.status = to_status
+        locked.outcome = outcome
+        locked.closed_at = timezone.now() if to_status == Status.CLOSED else None
+        meta_updates = {"updated_by": _actor_label(actor)}
+        locked.meta = {**locked.meta, **meta_updates}
+        locked.save(update_fields=["status", "outcome", "closed_at", "meta", "updated_at"])
+        CaseEvent.objects.create(
+            case=locked,
+            from_status=from_status,
+            to_status=to_status,
+            note=note,
+            data=data or {},
+            **_actor_fields(actor),
+        )
+    logger.info(
+        "case %s: %s → %s by %s", locked.case_id, from_status, to_status, _actor_label(actor)
+    )
+    return locked
+
+
+def open_case(
+    vanpool: Vanpool,
+    *,
+    actor: Actor,
+    reason: str,
+    failed_checks: list[str],
+    details: str = "",
+    extra_meta: dict | None = None,
+) -> tuple[Case, bool]:
+    """Return the vanpool's open case, creating it if there is none.
+
+    The database's one-open-case-per-vanpool constraint settles races: if a
+    concurrent audit created the case first, that one is returned.
+    """
+    if reason not in Case.Reason.values:
+        raise ValueError(f"unknown case reason {reason!r}")
+    existing = Case.objects.filter(vanpool=vanpool).exclude(status=Status.CLOSED).first()
+    if existing:
+        return existing, False
+    label = _actor_label(actor)
+    meta = {
+        "reason": reason,
+        "failed_checks": failed_checks,
+        "details": details,
+        "opened_by": label,
+        "updated_by": label,
+        **(extra_meta or {}),
+    }
+    try:
+        with transaction.atomic():
+            case = Case.objects.create(vanpool=vanpool, status=Status.OPEN, meta=meta)
+            CaseEvent.objects.create(
+                case=case, from_status="", to_status=Status.OPEN, note=details,
+                data={"reason": reason, "failed_checks": failed_checks}, **_actor_fields(actor),
+            )
+    except IntegrityError:
+        existing = Case.objects.filter(vanpool=vanpool).exclude(status=Status.CLOSED).first()
+        if existing is None:
+            raise
+        return existing, False
+    logger.info("case %s opened for %s (%s) by %s", case.case_id, vanpool.vanpool_id, reason, label)
+    return case, True

@@ -1,0 +1,239 @@
+"""Cases: what the audit found about one vanpool, and everything done about it.
+
+A Case's status only ever changes through ``cases.lifecycle.transition``; the
+trail of those changes is CaseEvent, which is append-only. Verifications are
+the specialists' stored results, kept as evidence and never recomputed.
+PendingAction is the review queue: every step a human must approve.
+"""
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from django.db.models import Q
+
+from poolpatrol.ids import PublicIdModel
+from vanpools.models import Rider, Vanpool
+
+
+class Case(PublicIdModel):
+    public_id_prefix = "CASE"
+    public_id_field = "case_id"
+
+    class Status(models.TextChoices):
+        OPEN = "open"
+        PENDING_REPLY = "pending_reply", "pending reply"
+        HITL_REVIEW = "hitl_review", "human review"
+        PRE_CANCEL = "pre_cancel", "pre-cancel"
+        CLOSED = "closed"
+
+    class Outcome(models.TextChoices):
+        NONE = "", "—"
+        RESOLVED = "resolved"
+        CANCELLED = "cancelled"
+        DISMISSED = "dismissed"
+
+    class Reason(models.TextChoices):
+        SHIFT = "shift_mismatch", "shift mismatch"
+        LOCATION = "location_mismatch", "location mismatch"
+        BOTH = "both", "shift and location"
+        UNKNOWN = "unknown"
+
+    case_id = models.CharField("case ID", max_length=13, unique=True, editable=False)
+    vanpool = models.ForeignKey(Vanpool, on_delete=models.PROTECT, related_name="cases")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.OPEN)
+    outcome = models.CharField(max_length=12, choices=Outcome.choices, blank=True, default="")
+    meta = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="reason, details, failed_checks, opened_by, updated_by, per-rider flags.",
+    )
+    reaudit_count = models.PositiveSmallIntegerField(default=0)
+    reply_deadline = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    closed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["vanpool"],
+                condition=~Q(status="closed"),
+                name="case_one_open_per_vanpool",
+                violation_error_message="This vanpool already has an open case.",
+            ),
+            models.CheckConstraint(
+                condition=(Q(status="closed") & ~Q(outcome="") & Q(closed_at__isnull=False))
+                | (~Q(status="closed") & Q(outcome="") & Q(closed_at__isnull=True)),
+                name="case_outcome_only_when_closed",
+            ),
+        ]
+        indexes = [models.Index(fields=["status", "reply_deadline"])]
+
+    def __str__(self) -> str:
+        return self.case_id or "new case"
+
+    @property
+    def reason(self) -> str:
+        return self.meta.get("reason", "")
+
+    @property
+    def failed_checks(self) -> list[str]:
+        return list(self.meta.get("failed_checks", []))
+
+    @property
+    def is_open(self) -> bool:
+        return self.status != self.Status.CLOSED
+
+
+class Verification(models.Model):
+    """One specialist's verdict on one vanpool, with the evidence it cites."""
+
+    class CheckType(models.TextChoices):
+        LOCATION = "location"
+        SHIFT = "shift"
+
+    class Verdict(models.TextChoices):
+        PASS = "pass"
+        FAIL = "fail"
+        UNKNOWN = "unknown"
+
+    case = models.ForeignKey(
+        Case, null=True, blank=True, on_delete=models.CASCADE, related_name="verifications"
+    )
+    vanpool = models.ForeignKey(Vanpool, on_delete=models.CASCADE, related_name="verifications")
+    check_type = models.CharField(max_length=20, choices=CheckType.choices)
+    verdict = models.CharField(max_length=8, choices=Verdict.choices)
+    confidence = models.PositiveSmallIntegerField(
+        validators=[MinValueValidator(1), MaxValueValidator(5)]
+    )
+    reasoning = models.TextField()
+    evidence = models.JSONField(default=list, blank=True)
+    rider_flags = models.JSONField(
+        default=dict, blank=True, help_text="employee_id → verdict for each rider checked."
+    )
+    backend = models.CharField(max_length=20, default="rules")
+    model = models.CharField(max_length=80, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(confidence__gte=1, confidence__lte=5),
+                name="verification_confidence_1_to_5",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.check_type} {self.verdict} ({self.confidence}/5)"
+
+
+class AppendOnlyModel(models.Model):
+    """Rows written once: the audit trail must not be edited or removed."""
+
+    class Meta:
+        abstract = True
+
+    def save(self, *args: object, **kwargs: object) -> None:
+        if not self._state.adding:
+            raise ValidationError(f"{type(self).__name__} rows are append-only.")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: object, **kwargs: object) -> tuple[int, dict[str, int]]:
+        raise ValidationError(f"{type(self).__name__} rows are append-only.")
+
+
+class CaseEvent(AppendOnlyModel):
+    """One line of a case's audit trail: who moved it, from where, to where, why."""
+
+    case = models.ForeignKey(Case, on_delete=models.PROTECT, related_name="events")
+    actor_user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+    )
+    actor_agent = models.CharField(max_length=60, blank=True)
+    from_status = models.CharField(max_length=16, blank=True)
+    to_status = models.CharField(max_length=16)
+    note = models.TextField(blank=True)
+    data = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(actor_user__isnull=False) | ~Q(actor_agent=""),
+                name="case_event_has_actor",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.from_status or '∅'} → {self.to_status} by {self.actor}"
+
+    @property
+    def actor(self) -> str:
+        if self.actor_user_id:
+            return self.actor_user.get_username()
+        return f"agent:{self.actor_agent}"
+
+
+class PendingAction(models.Model):
+    """A step that waits for a staff member's decision (the review queue)."""
+
+    class Kind(models.TextChoices):
+        CANCEL_MEMBERSHIP = "cancel_membership", "cancel membership"
+        REVIEW_EMAIL = "review_email", "review email"
+        LABEL_REPLY = "label_reply", "label reply"
+        MATCH_INBOUND = "match_inbound", "match inbound email"
+        DECIDE_VERIFICATION = "decide_verification", "decide verification"
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        APPROVED = "approved"
+        REJECTED = "rejected"
+        EXPIRED = "expired"
+        SUPERSEDED = "superseded"
+
+    kind = models.CharField(max_length=24, choices=Kind.choices)
+    case = models.ForeignKey(
+        Case, null=True, blank=True, on_delete=models.PROTECT, related_name="pending_actions"
+    )
+    rider = models.ForeignKey(
+        Rider, null=True, blank=True, on_delete=models.PROTECT, related_name="pending_actions"
+    )
+    payload = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.PENDING)
+    requested_by = models.CharField(
+        max_length=80, help_text="The agent (agent:case_manager) or user that asked."
+    )
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+    )
+    decided_at = models.DateTimeField(null=True, blank=True)
+    note = models.TextField(blank=True)
+    executed_at = models.DateTimeField(null=True, blank=True)
+    result = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        indexes = [models.Index(fields=["status", "kind"])]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(status="pending", decided_at__isnull=True)
+                | (~Q(status="pending") & Q(decided_at__isnull=False)),
+                name="pending_action_decided_has_time",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} ({self.status})"

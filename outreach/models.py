@@ -1,0 +1,101 @@
+"""Email threads with riders and every message in them, in and out."""
+
+import secrets
+
+from django.db import models
+from django.db.models import Q
+
+from cases.models import Case
+from poolpatrol.ids import PublicIdModel
+
+
+def new_reply_token() -> str:
+    # 160 random bits, lower-case base32-ish hex: safe in an address local part.
+    return secrets.token_hex(20)
+
+
+class EmailThread(PublicIdModel):
+    public_id_prefix = "THREAD"
+    public_id_field = "thread_id"
+
+    thread_id = models.CharField("thread ID", max_length=15, unique=True, editable=False)
+    case = models.OneToOneField(Case, on_delete=models.PROTECT, related_name="thread")
+    subject = models.CharField(max_length=255)
+    reply_token = models.CharField(
+        max_length=64, unique=True, default=new_reply_token, editable=False
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name = "email thread"
+
+    def __str__(self) -> str:
+        return self.thread_id or "new thread"
+
+
+class Message(PublicIdModel):
+    public_id_prefix = "MSG"
+    public_id_field = "message_id"
+
+    class Direction(models.TextChoices):
+        INBOUND = "inbound"
+        OUTBOUND = "outbound"
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        SENT = "sent"
+        FAILED = "failed"
+        RECEIVED = "received"
+        SET_ASIDE = "set_aside", "set aside (auto-reply / bounce)"
+        QUARANTINED = "quarantined"
+
+    class Bucket(models.TextChoices):
+        NONE = "", "—"
+        ACKNOWLEDGMENT = "acknowledgment"
+        QUESTION = "question"
+        UPDATE = "update"
+        ESCALATION = "escalation"
+
+    message_id = models.CharField("message ID", max_length=12, unique=True, editable=False)
+    # Null for an inbound message no thread could be matched to (yet).
+    thread = models.ForeignKey(
+        EmailThread, null=True, blank=True, on_delete=models.PROTECT, related_name="messages"
+    )
+    direction = models.CharField(max_length=8, choices=Direction.choices)
+    from_email = models.CharField("from", max_length=320)
+    to = models.JSONField(default=list, help_text="Recipient addresses.")
+    subject = models.CharField(max_length=998, blank=True)
+    text_body = models.TextField(blank=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+    received_at = models.DateTimeField(null=True, blank=True)
+    status = models.CharField(max_length=12, choices=Status.choices)
+    provider_message_id = models.CharField(max_length=255, blank=True)
+    rfc_message_id = models.CharField("Message-ID", max_length=255, blank=True)
+    bucket = models.CharField(max_length=16, choices=Bucket.choices, blank=True, default="")
+    bucket_confidence = models.FloatField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [
+            # A redelivered webhook must find its message, not store it again.
+            models.UniqueConstraint(
+                fields=["provider_message_id"],
+                condition=~Q(provider_message_id=""),
+                name="message_unique_provider_id",
+            ),
+            models.UniqueConstraint(
+                fields=["rfc_message_id"],
+                condition=~Q(rfc_message_id=""),
+                name="message_unique_rfc_id",
+            ),
+            models.CheckConstraint(
+                condition=Q(bucket_confidence__isnull=True)
+                | Q(bucket_confidence__gte=0, bucket_confidence__lte=1),
+                name="message_bucket_confidence_0_to_1",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.message_id or "new message"

@@ -1,0 +1,227 @@
+"""Pool Patrol settings: one module, read from the environment.
+
+With no environment at all this runs the embedded default: SQLite in var/,
+the django-q2 ORM broker, a file email backend and the offline rules engine.
+PRODUCTION=true turns on the deployment checks and refuses to start without
+SECRET_KEY and ALLOWED_HOSTS. Every variable is listed in README.md.
+"""
+
+import sys
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+from poolpatrol.env import env_bool, env_choice, env_float, env_int, env_list, env_str
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(env_str("VAR_DIR", str(BASE_DIR / "var")))
+
+# pytest imports settings before any test runs; django-q2 only honours `sync`
+# if it is in the settings when Django starts, so tests are detected here.
+RUNNING_TESTS = "pytest" in sys.modules
+
+PRODUCTION = env_bool("PRODUCTION", False)
+DEBUG = env_bool("DEBUG", False)
+if PRODUCTION and DEBUG:
+    raise ImproperlyConfigured("DEBUG must be off when PRODUCTION=true")
+
+SECRET_KEY = env_str("SECRET_KEY")
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS")
+if PRODUCTION:
+    if len(SECRET_KEY) < 50:
+        raise ImproperlyConfigured("PRODUCTION=true needs SECRET_KEY (at least 50 characters)")
+    if not ALLOWED_HOSTS:
+        raise ImproperlyConfigured("PRODUCTION=true needs ALLOWED_HOSTS (comma-separated)")
+else:
+    SECRET_KEY = SECRET_KEY or "dev-only-insecure-key-pool-patrol-never-use-in-production"
+    ALLOWED_HOSTS = ALLOWED_HOSTS or ["127.0.0.1", "localhost", "testserver"]
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "django_q",
+    "vanpools",
+    "cases",
+    "agents",
+    "outreach",
+]
+
+MIDDLEWARE = [
+    "poolpatrol.request_log.RequestLogMiddleware",
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "poolpatrol.urls"
+WSGI_APPLICATION = "poolpatrol.wsgi.application"
+ASGI_APPLICATION = "poolpatrol.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database: SQLite file by default, DATABASE_URL (postgres://…) otherwise.
+DATABASE_URL = env_str("DATABASE_URL")
+if DATABASE_URL:
+    DATABASES = {
+        "default": dj_database_url.parse(
+            DATABASE_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 60), conn_health_checks=True
+        )
+    }
+else:
+    VAR_DIR.mkdir(parents=True, exist_ok=True)  # a fresh clone has no var/ yet
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": VAR_DIR / "db.sqlite3",
+            "OPTIONS": {
+                # WAL + IMMEDIATE: several django-q2 workers write without
+                # "database is locked" (see shared/reference/STACK.md).
+                "transaction_mode": "IMMEDIATE",
+                "timeout": 20,
+                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+            },
+        }
+    }
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+if RUNNING_TESTS:
+    PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = env_str("TIME_ZONE", "America/Los_Angeles")
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": (
+            "whitenoise.storage.CompressedManifestStaticFilesStorage"
+            if PRODUCTION
+            else "django.contrib.staticfiles.storage.StaticFilesStorage"
+        )
+    },
+}
+
+LOGIN_URL = "admin:login"
+
+# --- Security: on in production so `manage.py check --deploy` passes.
+if PRODUCTION:
+    SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31536000, minimum=0)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    SECURE_HSTS_PRELOAD = True
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    # /health is probed by load balancers over plain HTTP.
+    SECURE_REDIRECT_EXEMPT = [r"^health$"]
+SECURE_CONTENT_TYPE_NOSNIFF = True
+X_FRAME_OPTIONS = "DENY"
+
+# --- Email: a file backend by default (var/mail/), any Django/anymail backend by env.
+EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.filebased.EmailBackend")
+EMAIL_FILE_PATH = VAR_DIR / "mail"
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "Pool Patrol <vanpool-audit@example.com>")
+if RUNNING_TESTS:
+    EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+
+# --- Task queue: django-q2. ORM broker by default, Redis with REDIS_URL.
+# timeout < retry, or a long task is handed to a second worker while the first
+# still runs; max_attempts stops poison tasks being re-delivered forever.
+Q_TIMEOUT = env_int("Q_TIMEOUT", 300, minimum=1)
+Q_CLUSTER = {
+    "name": "poolpatrol",
+    "workers": env_int("Q_WORKERS", 2, minimum=1),
+    "timeout": Q_TIMEOUT,
+    "retry": env_int("Q_RETRY", Q_TIMEOUT + 60, minimum=Q_TIMEOUT + 1),
+    "max_attempts": env_int("Q_MAX_ATTEMPTS", 3, minimum=1),
+    "ack_failures": True,
+    "catch_up": False,
+    "time_zone": TIME_ZONE,
+    "save_limit": 1000,
+    "label": "Task queue",
+    "sync": RUNNING_TESTS or env_bool("Q_SYNC", False),
+}
+REDIS_URL = env_str("REDIS_URL")
+if REDIS_URL:
+    Q_CLUSTER["redis"] = REDIS_URL
+else:
+    Q_CLUSTER["orm"] = "default"
+
+# --- Audit rules and model backends.
+LLM_BACKEND = env_choice("LLM_BACKEND", "rules", ("rules", "openai"))
+OPENAI_API_KEY = env_str("OPENAI_API_KEY")
+OPENAI_BASE_URL = env_str("OPENAI_BASE_URL")
+if LLM_BACKEND == "openai" and not OPENAI_API_KEY:
+    raise ImproperlyConfigured("LLM_BACKEND=openai needs OPENAI_API_KEY")
+DEFAULT_MAX_COMMUTE_MILES = env_int("DEFAULT_MAX_COMMUTE_MILES", 50, minimum=1)
+COMMUTE_CIRCUITY_FACTOR = env_float("COMMUTE_CIRCUITY_FACTOR", 1.2, minimum=1.0)
+
+# --- Logging: plain text in development, JSON lines in production. The
+# context filter stamps every record with the request id and, inside tasks and
+# agents, the case and vanpool being worked on.
+LOG_LEVEL = env_choice("LOG_LEVEL", "info", ("debug", "info", "warning", "error")).upper()
+LOG_FORMAT = env_choice("LOG_FORMAT", "json" if PRODUCTION else "text", ("json", "text"))
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "filters": {"context": {"()": "poolpatrol.logcontext.ContextFilter"}},
+    "formatters": {
+        "text": {
+            "format": "%(asctime)s %(levelname)s %(name)s %(context)s%(message)s",
+        },
+        "json": {
+            "()": "poolpatrol.logcontext.json_formatter",
+            "format": "%(asctime)s %(levelname)s %(name)s %(message)s",
+            "rename_fields": {"asctime": "time", "levelname": "level", "name": "logger"},
+        },
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": LOG_FORMAT,
+            "filters": ["context"],
+        },
+    },
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
+    "loggers": {
+        # Our request log replaces Django's own per-request lines.
+        "django.server": {"level": "WARNING"},
+        "django.request": {"level": "ERROR"},
+    },
+}
