@@ -1,0 +1,29 @@
+import pytest
+import time_machine
+
+from tests.factories import UserFactory
+
+# Every test runs at one fixed moment unless it travels on purpose.
+FROZEN_NOW = "2026-11-23T09:00:00-08:00"
+
+
+@pytest.fixture(autouse=True)
+def _frozen_time():
+    with time_machine.travel(FROZEN_NOW, tick=False) as traveller:
+        yield traveller
+
+
+@pytest.fixture
+def auditor(db):
+    return UserFactory(username="auditor", is_staff=True, groups=["Auditors"])
+
+
+@pytest.fixture
+def coordinator(db):
+    return UserFactory(username="coordinator", is_staff=True, groups=["Coordinators"])
+
+
+@pytest.fixture
+def outsider(db):
+    """Logged in, but neither staff nor in a group: must be refused everywhere."""
+    return UserFactory(username="outsider")
