@@ -25,7 +25,9 @@ Outcome = Case.Outcome
 Actor: TypeAlias = AbstractBaseUser | str
 
 ALLOWED_MOVES: dict[str, frozenset[str]] = {
-    Status.OPEN: frozenset({Status.PENDING_REPLY, Status.HITL_REVIEW, Status.PRE_CANCEL, Status.CLOSED}),
+    Status.OPEN: frozenset(
+        {Status.PENDING_REPLY, Status.HITL_REVIEW, Status.PRE_CANCEL, Status.CLOSED}
+    ),
     Status.PENDING_REPLY: frozenset(
         {Status.OPEN, Status.HITL_REVIEW, Status.PRE_CANCEL, Status.CLOSED}
     ),
@@ -134,8 +136,12 @@ def open_case(
         with transaction.atomic():
             case = Case.objects.create(vanpool=vanpool, status=Status.OPEN, meta=meta)
             CaseEvent.objects.create(
-                case=case, from_status="", to_status=Status.OPEN, note=details,
-                data={"reason": reason, "failed_checks": failed_checks}, **_actor_fields(actor),
+                case=case,
+                from_status="",
+                to_status=Status.OPEN,
+                note=details,
+                data={"reason": reason, "failed_checks": failed_checks},
+                **_actor_fields(actor),
             )
     except IntegrityError:
         existing = Case.objects.filter(vanpool=vanpool).exclude(status=Status.CLOSED).first()

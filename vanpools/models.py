@@ -17,7 +17,8 @@ ZIP_RE = r"^\d{5}(-\d{4})?$"
 zip_validator = RegexValidator(ZIP_RE, "Enter a US ZIP code: 5 digits, or ZIP+4 like 02139-4307.")
 vanpool_id_validator = RegexValidator(r"^VP-[A-Z0-9][A-Z0-9-]*$", "Vanpool IDs look like VP-101.")
 employee_id_validator = RegexValidator(
-    r"^[A-Z][A-Z0-9]*-?[A-Z0-9-]*$", "Employee IDs are upper-case letters and digits, e.g. EMP-1003."
+    r"^[A-Z][A-Z0-9]*-?[A-Z0-9-]*$",
+    "Employee IDs are upper-case letters and digits, e.g. EMP-1003.",
 )
 latitude_validators = [MinValueValidator(-90), MaxValueValidator(90)]
 longitude_validators = [MinValueValidator(-180), MaxValueValidator(180)]

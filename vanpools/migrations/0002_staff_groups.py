@@ -28,7 +28,11 @@ def create_groups(apps, schema_editor):
     auditors, _ = Group.objects.get_or_create(name="Auditors")
     auditors.permissions.set(
         list(ours.exclude(codename__in=NEVER_DELETED))
-        + list(Permission.objects.filter(content_type__app_label="django_q", codename__startswith="view_"))
+        + list(
+            Permission.objects.filter(
+                content_type__app_label="django_q", codename__startswith="view_"
+            )
+        )
     )
     coordinators, _ = Group.objects.get_or_create(name="Coordinators")
     coordinators.permissions.set(ours.filter(codename__startswith="view_"))

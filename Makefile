@@ -1,0 +1,46 @@
+# Pool Patrol — make run (the demo on the embedded default) and make test.
+# Needs Python 3.11+ and git. uv is installed into .tools/ if it is not on PATH.
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+UV ?= $(shell command -v uv 2>/dev/null || echo .tools/bin/uv)
+PY := $(UV) run --frozen python
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: help setup setup-dev demo run test lint format clean
+
+help:
+	@echo "make run    set up, load the demo program and serve it on http://$(HOST):$(PORT)/admin/"
+	@echo "make test   install test dependencies, lint, run the whole suite"
+
+.tools/bin/uv:
+	python3 -m venv .tools
+	.tools/bin/pip install -q 'uv>=0.5,<1'
+
+setup: $(if $(findstring .tools/,$(UV)),.tools/bin/uv)
+	$(UV) sync --frozen --no-dev
+
+setup-dev: $(if $(findstring .tools/,$(UV)),.tools/bin/uv)
+	$(UV) sync --frozen
+
+# The main job on the embedded default: migrate, load the demo program and
+# create the demo logins (fresh passwords each time, printed below).
+demo: setup
+	$(PY) manage.py migrate --no-input
+	$(PY) manage.py load_demo --reset-passwords
+
+run: demo
+	DEBUG=$${DEBUG:-true} $(PY) manage.py runserver $(HOST):$(PORT)
+
+test: setup-dev
+	$(UV) run --frozen ruff check .
+	$(UV) run --frozen ruff format --check .
+	$(UV) run --frozen pytest
+
+format: setup-dev
+	$(UV) run --frozen ruff check --fix .
+	$(UV) run --frozen ruff format .
+
+clean:
+	rm -rf .venv .tools var staticfiles

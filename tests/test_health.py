@@ -1,0 +1,47 @@
+import pytest
+from django.db import OperationalError
+
+pytestmark = pytest.mark.django_db
+
+
+def test_it_reports_database_and_queue_status(client):
+    response = client.get("/health")
+    assert response.status_code == 200
+    body = response.json()
+    assert body["status"] == "ok"
+    assert body["database"]["ok"] is True
+    assert body["queue"] == {"ok": True, "broker": "ORM", "queued": 0, "clusters": 0}
+
+
+def test_it_answers_503_when_the_database_is_unreachable(client, monkeypatch):
+    def refuse(*args, **kwargs):
+        raise OperationalError("connection refused")
+
+    monkeypatch.setattr("poolpatrol.health.connection.cursor", refuse)
+    response = client.get("/health")
+    assert response.status_code == 503
+    assert response.json()["status"] == "down"
+    assert response.json()["database"] == {
+        "ok": False,
+        "vendor": response.json()["database"]["vendor"],
+        "error": "OperationalError",
+    }
+
+
+def test_it_stays_up_but_degraded_when_the_queue_broker_fails(client, monkeypatch):
+    def broken_broker(*args, **kwargs):
+        raise ConnectionError("redis down")
+
+    monkeypatch.setattr("django_q.brokers.get_broker", broken_broker)
+    response = client.get("/health")
+    assert response.status_code == 200
+    assert response.json()["status"] == "degraded"
+    assert response.json()["queue"] == {"ok": False, "error": "ConnectionError"}
+
+
+def test_it_is_not_cached(client):
+    assert "no-cache" in client.get("/health")["Cache-Control"]
+
+
+def test_it_only_answers_get(client):
+    assert client.post("/health").status_code == 405
