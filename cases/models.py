@@ -46,7 +46,8 @@ class Case(PublicIdModel):
     meta = models.JSONField(
         default=dict,
         blank=True,
-        help_text="reason, details, failed_checks, opened_by, updated_by, per-rider flags.",
+        help_text="reason, details, failed_checks, opened_by, updated_by, and rider_flags: "
+        "{employee_id: {check: verdict}} for the riders the audit flagged.",
     )
     reaudit_count = models.PositiveSmallIntegerField(default=0)
     reply_deadline = models.DateTimeField(null=True, blank=True)
@@ -130,8 +131,20 @@ class Verification(models.Model):
         return f"{self.check_type} {self.verdict} ({self.confidence}/5)"
 
 
+class AppendOnlyQuerySet(models.QuerySet):
+    """Bulk update/delete would bypass the model's save()/delete() guards."""
+
+    def update(self, **kwargs: object) -> int:
+        raise ValidationError(f"{self.model.__name__} rows are append-only.")
+
+    def delete(self) -> tuple[int, dict[str, int]]:
+        raise ValidationError(f"{self.model.__name__} rows are append-only.")
+
+
 class AppendOnlyModel(models.Model):
     """Rows written once: the audit trail must not be edited or removed."""
+
+    objects = AppendOnlyQuerySet.as_manager()
 
     class Meta:
         abstract = True

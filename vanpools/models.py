@@ -234,7 +234,9 @@ class Leave(models.Model):
         verbose_name_plural = "leave / PTO"
         constraints = [
             models.CheckConstraint(
-                condition=Q(end_date__gte=models.F("start_date")), name="leave_ends_after_start"
+                condition=Q(end_date__gte=models.F("start_date")),
+                name="leave_ends_after_start",
+                violation_error_message="Leave cannot end before it starts.",
             ),
             models.UniqueConstraint(
                 fields=["employee", "start_date", "end_date", "kind"], name="leave_unique_span"
@@ -276,6 +278,7 @@ class Rider(models.Model):
                 fields=["employee"],
                 condition=Q(status="active"),
                 name="rider_one_active_seat_per_employee",
+                violation_error_message="This employee already has an active seat.",
             ),
             models.CheckConstraint(
                 condition=Q(status="active", cancelled_at__isnull=True)

@@ -1,7 +1,8 @@
 """Create the Auditors and Coordinators groups with their permissions.
 
 Auditors own the program in the admin: everything on Pool Patrol's models but
-deleting what the audit trail depends on (case events, agent runs, riders).
+deleting what the audit trail depends on (case events, agent runs, riders,
+verifications, messages).
 Coordinators read in the admin and work in the dashboard.
 """
 
@@ -9,7 +10,14 @@ from django.contrib.auth.management import create_permissions
 from django.db import migrations
 
 APPS = ("vanpools", "cases", "outreach", "agents")
-NEVER_DELETED = {"delete_caseevent", "delete_agentrun", "delete_rider"}
+# The audit trail and the evidence it cites: kept for good.
+NEVER_DELETED = {
+    "delete_caseevent",
+    "delete_agentrun",
+    "delete_rider",
+    "delete_verification",
+    "delete_message",
+}
 
 
 def _ensure_permissions(apps):

@@ -1,0 +1,180 @@
+"""Admin for email threads and messages.
+
+What was sent or received is a record: its addresses, text, times and
+provider ids are read-only once stored. A person may attach an unmatched
+message to a thread, or correct its status or bucket.
+"""
+
+from typing import Any
+
+from django.contrib import admin
+from django.db.models import Count, QuerySet
+from django.http import HttpRequest
+from django.utils.safestring import SafeString
+
+from outreach.models import EmailThread, Message
+from poolpatrol.admin_display import (
+    EMPTY,
+    AuditAdmin,
+    ReadOnlyTabularInline,
+    change_link,
+    short,
+)
+
+
+def bucket_label(message: Message) -> str:
+    if not message.bucket:
+        return EMPTY
+    if message.bucket_confidence is None:
+        return message.get_bucket_display()
+    return f"{message.get_bucket_display()} · {message.bucket_confidence:.2f}"
+
+
+class MessageInline(ReadOnlyTabularInline):
+    model = Message
+    fields = [
+        "message_id",
+        "direction",
+        "from_email",
+        "subject",
+        "status",
+        "bucket_and_confidence",
+        "sent_at",
+        "received_at",
+    ]
+    readonly_fields = fields
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Message]:
+        return super().get_queryset(request).select_related("thread")
+
+    @admin.display(description="bucket")
+    def bucket_and_confidence(self, message: Message) -> str:
+        return bucket_label(message)
+
+
+@admin.register(EmailThread)
+class EmailThreadAdmin(AuditAdmin):
+    # Explicit: the count annotation's GROUP BY drops the model's default order.
+    ordering = ["-created_at"]
+    list_display = ["thread_id", "case_link", "subject", "message_count", "created_at"]
+    list_filter = ["case__status"]
+    search_fields = ["thread_id", "case__case_id", "subject"]
+    list_select_related = ["case"]
+    date_hierarchy = "created_at"
+    autocomplete_fields = ["case"]
+    readonly_fields = ["thread_id", "case", "reply_token", "created_at"]
+    fields = ["thread_id", "case", "subject", "reply_token", "created_at"]
+    add_fields = ["case", "subject"]
+    inlines = [MessageInline]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[EmailThread]:
+        return super().get_queryset(request).annotate(message_total=Count("messages"))
+
+    def get_fields(self, request: HttpRequest, obj: EmailThread | None = None) -> list[str]:
+        return self.fields if obj else self.add_fields
+
+    def get_readonly_fields(
+        self, request: HttpRequest, obj: EmailThread | None = None
+    ) -> list[str]:
+        # A thread belongs to its case for good; the case is chosen once.
+        return self.readonly_fields if obj else []
+
+    @admin.display(description="case", ordering="case__case_id")
+    def case_link(self, thread: EmailThread) -> SafeString | str:
+        return change_link(thread.case)
+
+    @admin.display(description="messages", ordering="message_total")
+    def message_count(self, thread: EmailThread) -> int:
+        return thread.message_total
+
+
+@admin.register(Message)
+class MessageAdmin(AuditAdmin):
+    list_display = [
+        "message_id",
+        "thread_link",
+        "direction",
+        "from_email",
+        "subject_short",
+        "status",
+        "bucket_and_confidence",
+        "sent_or_received",
+    ]
+    list_filter = ["direction", "status", "bucket"]
+    search_fields = [
+        "message_id",
+        "from_email",
+        "subject",
+        "rfc_message_id",
+        "provider_message_id",
+        "thread__thread_id",
+    ]
+    list_select_related = ["thread"]
+    date_hierarchy = "created_at"
+    show_full_result_count = False
+    autocomplete_fields = ["thread"]
+    readonly_fields = [
+        "message_id",
+        "direction",
+        "from_email",
+        "recipients",
+        "subject",
+        "text_body",
+        "sent_at",
+        "received_at",
+        "provider_message_id",
+        "rfc_message_id",
+        "created_at",
+    ]
+    fieldsets = [
+        (None, {"fields": ["message_id", "thread", "direction", "status"]}),
+        ("Email", {"fields": ["from_email", "recipients", "subject", "text_body"]}),
+        ("Classification", {"fields": ["bucket", "bucket_confidence"]}),
+        (
+            "Delivery",
+            {
+                "fields": [
+                    "sent_at",
+                    "received_at",
+                    "provider_message_id",
+                    "rfc_message_id",
+                    "created_at",
+                ]
+            },
+        ),
+    ]
+    add_fieldsets = [
+        (None, {"fields": ["thread", "direction", "status"]}),
+        ("Email", {"fields": ["from_email", "to", "subject", "text_body"]}),
+        ("Classification", {"fields": ["bucket", "bucket_confidence"]}),
+        (
+            "Delivery",
+            {"fields": ["sent_at", "received_at", "provider_message_id", "rfc_message_id"]},
+        ),
+    ]
+
+    def get_fieldsets(self, request: HttpRequest, obj: Message | None = None) -> list[Any]:
+        return self.fieldsets if obj else self.add_fieldsets
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Message | None = None) -> list[str]:
+        return self.readonly_fields if obj else []
+
+    @admin.display(description="thread", ordering="thread__thread_id")
+    def thread_link(self, message: Message) -> SafeString | str:
+        return change_link(message.thread)
+
+    @admin.display(description="subject", ordering="subject")
+    def subject_short(self, message: Message) -> str:
+        return short(message.subject, 60)
+
+    @admin.display(description="bucket", ordering="bucket")
+    def bucket_and_confidence(self, message: Message) -> str:
+        return bucket_label(message)
+
+    @admin.display(description="sent / received")
+    def sent_or_received(self, message: Message) -> Any:
+        return message.sent_at or message.received_at or EMPTY
+
+    @admin.display(description="to")
+    def recipients(self, message: Message) -> str:
+        return ", ".join(str(address) for address in message.to) or EMPTY

@@ -1,0 +1,310 @@
+"""manage.py load_demo, and the facts the demo data claims about itself.
+
+seeded.json is the ground truth later audits are scored against, so the tests
+recompute its distances independently (haversine x circuity, here) instead of
+trusting the generator.
+"""
+
+import importlib.util
+import io
+import json
+import math
+import re
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+import zipcodes
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management import CommandError, call_command
+from django.test import override_settings
+
+from tests.factories import UserFactory, VanpoolFactory
+from vanpools.demo import DEMO_PROGRAM, load_demo_program
+from vanpools.models import Employee, Leave, Rider, Shift, Vanpool
+from vanpools.schedules import parse_compact_weekly, parse_weekly
+
+DEMO_DIR = DEMO_PROGRAM.parent
+PROGRAM: dict[str, Any] = json.loads(DEMO_PROGRAM.read_text(encoding="utf-8"))
+SEEDED: dict[str, Any] = json.loads((DEMO_DIR / "seeded.json").read_text(encoding="utf-8"))
+VANS = {van["vanpool_id"]: van for van in PROGRAM["vanpools"]}
+EMPLOYEES = {employee["employee_id"]: employee for employee in PROGRAM["employees"]}
+PASSWORD = "vanpool-demo-test-password"
+EARTH_RADIUS_MILES = 3958.8
+
+
+def load_demo(*args: str) -> str:
+    out = io.StringIO()
+    call_command("load_demo", *args, stdout=out)
+    return out.getvalue()
+
+
+def table_counts() -> dict[str, int]:
+    return {
+        "shifts": Shift.objects.count(),
+        "vanpools": Vanpool.objects.count(),
+        "employees": Employee.objects.count(),
+        "riders": Rider.objects.count(),
+        "leaves": Leave.objects.count(),
+        "users": get_user_model().objects.count(),
+    }
+
+
+def printed_password(output: str, username: str) -> str:
+    match = re.search(rf"^\s*{username}\s+\S+\s+password: (\S+)$", output, re.MULTILINE)
+    assert match, output
+    return match[1]
+
+
+# The command -------------------------------------------------------------------
+
+
+def test_it_loads_the_demo_program(db):
+    load_demo("--password", PASSWORD)
+    assert Vanpool.objects.count() == len(PROGRAM["vanpools"]) >= 25
+    assert Employee.objects.count() == len(PROGRAM["employees"]) >= 150
+    assert Shift.objects.count() == len(PROGRAM["shifts"]) >= 5
+    assert Vanpool.objects.values("work_site").distinct().count() == 3
+    seated = [row for row in PROGRAM["employees"] if "vanpool_id" in row]
+    assert Rider.objects.filter(status=Rider.Status.ACTIVE).count() == len(seated)
+    assert Employee.objects.filter(memberships__isnull=True).count() >= 10
+    assert Leave.objects.filter(kind=Leave.Kind.LEAVE, employee__status="on_leave").exists()
+    assert set(Vanpool.objects.values_list("status", flat=True)) == {
+        "active",
+        "inactive",
+        "suspended",
+    }
+
+
+@pytest.mark.parametrize(
+    ("username", "group"), [("auditor", "Auditors"), ("coordinator", "Coordinators")]
+)
+def test_it_makes_staff_logins_that_reach_the_admin(db, client, username, group):
+    load_demo("--password", PASSWORD)
+    user = get_user_model().objects.get(username=username)
+    assert user.is_staff and not user.is_superuser
+    assert list(user.groups.values_list("name", flat=True)) == [group]
+    assert client.login(username=username, password=PASSWORD)
+    assert client.get("/admin/").status_code == 200
+
+
+def test_it_gives_the_demo_coordinator_the_vans_without_one(db):
+    other = UserFactory(username="rosa", is_staff=True)
+    VanpoolFactory(vanpool_id="VP-101", coordinator=other)
+    load_demo("--password", PASSWORD)
+    coordinator = get_user_model().objects.get(username="coordinator")
+    assert Vanpool.objects.get(vanpool_id="VP-101").coordinator == other
+    assert Vanpool.objects.filter(coordinator=coordinator).count() == len(VANS) - 1
+
+
+def test_it_prints_a_random_password_once(db, client, monkeypatch):
+    monkeypatch.delenv("DEMO_PASSWORD", raising=False)
+    first = load_demo()
+    assert "http://127.0.0.1:8000/admin/" in first
+    password = printed_password(first, "auditor")
+    assert password != printed_password(first, "coordinator")
+    assert client.login(username="auditor", password=password)
+
+    second = load_demo()
+    assert password not in second
+    assert "password: unchanged" in second
+    assert client.login(username="auditor", password=password)
+
+
+def test_it_takes_the_password_from_the_environment(db, client, monkeypatch):
+    monkeypatch.setenv("DEMO_PASSWORD", PASSWORD)
+    output = load_demo()
+    assert printed_password(output, "coordinator") == PASSWORD
+    assert client.login(username="coordinator", password=PASSWORD)
+
+
+def test_it_changes_nothing_the_second_time(db, client):
+    load_demo("--password", PASSWORD)
+    before = table_counts()
+    output = load_demo("--password", "a-different-password")
+    assert table_counts() == before
+    assert "everything unchanged" in output
+    assert re.search(rf"employees\s+0\s+0\s+{len(EMPLOYEES)}$", output, re.MULTILINE)
+    # An existing user keeps the password they have.
+    assert client.login(username="auditor", password=PASSWORD)
+
+    result = load_demo_program()
+    assert result.changed_nothing
+    assert all(
+        count["created"] == count["updated"] == 0 for count in result.imported.counts.values()
+    )
+
+
+def test_it_resets_passwords_when_asked(db, client):
+    load_demo("--password", PASSWORD)
+    output = load_demo("--reset-passwords", "--password", "new-demo-password")
+    assert printed_password(output, "auditor") == "new-demo-password"
+    assert not client.login(username="auditor", password=PASSWORD)
+    assert client.login(username="auditor", password="new-demo-password")
+
+
+@override_settings(PRODUCTION=True)
+def test_it_refuses_in_production(db):
+    with pytest.raises(CommandError, match="PRODUCTION"):
+        load_demo("--password", PASSWORD)
+    assert table_counts()["vanpools"] == 0
+
+
+@override_settings(PRODUCTION=True)
+def test_it_loads_in_production_when_forced(db):
+    load_demo("--password", PASSWORD, "--force")
+    assert Vanpool.objects.count() == len(VANS)
+
+
+# The data ----------------------------------------------------------------------
+
+
+def centroid(zip_code: str) -> tuple[float, float]:
+    (row,) = zipcodes.matching(zip_code)
+    return float(row["lat"]), float(row["long"])
+
+
+def commute_miles(employee: dict[str, Any]) -> float:
+    """As the audit measures it: stored home coordinates, else the ZIP centroid."""
+    van = VANS[employee["vanpool_id"]]
+    if "home_lat" in employee:
+        home = (employee["home_lat"], employee["home_lng"])
+    else:
+        home = centroid(employee["home_zip"])
+    lat1, lng1, lat2, lng2 = map(math.radians, (*home, van["pickup_lat"], van["pickup_lng"]))
+    h = (
+        math.sin((lat2 - lat1) / 2) ** 2
+        + math.cos(lat1) * math.cos(lat2) * math.sin((lng2 - lng1) / 2) ** 2
+    )
+    miles = 2 * EARTH_RADIUS_MILES * math.asin(math.sqrt(h))
+    return miles * settings.COMMUTE_CIRCUITY_FACTOR
+
+
+def limit(vanpool_id: str) -> int:
+    return VANS[vanpool_id].get("max_commute_miles") or settings.DEFAULT_MAX_COMMUTE_MILES
+
+
+def test_every_zip_is_a_real_one():
+    zips = [van["pickup_zip"] for van in VANS.values()]
+    zips += [employee["home_zip"] for employee in EMPLOYEES.values()]
+    assert [code for code in zips if not zipcodes.matching(code)] == []
+
+
+def test_leading_zero_zips_survive_the_import(db):
+    leading_zero = {
+        employee_id: employee["home_zip"]
+        for employee_id, employee in EMPLOYEES.items()
+        if employee["home_zip"].startswith("0")
+    }
+    assert len(leading_zero) >= 20
+    assert any("-" in code for code in leading_zero.values())
+    load_demo_program(password=PASSWORD)
+    stored = dict(
+        Employee.objects.filter(employee_id__in=leading_zero).values_list("employee_id", "home_zip")
+    )
+    assert stored == leading_zero
+
+
+def test_the_seeded_problems_name_real_riders_of_their_vans():
+    for item in SEEDED["problems"] + SEEDED["not_problems"]:
+        assert EMPLOYEES[item["employee_id"]]["vanpool_id"] == item["vanpool_id"], item
+    kinds = {problem["kind"] for problem in SEEDED["problems"]}
+    assert kinds == {"location", "shift", "both", "unknown"}
+
+
+def test_the_seeded_location_problems_are_over_their_vans_limits():
+    far = [problem for problem in SEEDED["problems"] if problem["kind"] in ("location", "both")]
+    assert far
+    for problem in far:
+        miles = commute_miles(EMPLOYEES[problem["employee_id"]])
+        assert miles > limit(problem["vanpool_id"]), problem
+        assert miles == pytest.approx(problem["commute_miles"], abs=0.01)
+
+
+def test_no_other_rider_is_over_the_limit():
+    seeded_far = {
+        problem["employee_id"]
+        for problem in SEEDED["problems"]
+        if problem["kind"] in ("location", "both")
+    }
+    over = {
+        employee_id
+        for employee_id, employee in EMPLOYEES.items()
+        if "vanpool_id" in employee and commute_miles(employee) > limit(employee["vanpool_id"])
+    }
+    assert over == seeded_far
+
+
+def test_the_clean_vanpools_riders_are_within_the_limit():
+    flagged = {problem["vanpool_id"] for problem in SEEDED["problems"]}
+    assert len(SEEDED["clean_vanpools"]) >= 12
+    assert flagged.isdisjoint(SEEDED["clean_vanpools"])
+    for employee in EMPLOYEES.values():
+        if employee.get("vanpool_id") in SEEDED["clean_vanpools"]:
+            assert commute_miles(employee) <= limit(employee["vanpool_id"]), employee
+
+
+def weekly(schedule: str | list[dict[str, str]]) -> set[tuple[str, str, str]]:
+    spans = parse_compact_weekly(schedule) if isinstance(schedule, str) else parse_weekly(schedule)
+    return {(span.day, span.start, span.end) for span in spans}
+
+
+def test_the_seeded_shift_problems_are_the_only_riders_off_their_vans_schedule():
+    shifts = {shift["shift_id"]: shift for shift in PROGRAM["shifts"]}
+    off = set()
+    for vanpool_id, van in VANS.items():
+        riders = [e for e in EMPLOYEES.values() if e.get("vanpool_id") == vanpool_id]
+        if "schedule" in van:
+            # A rider fits when each of their days is one the van runs, at the same hours.
+            runs = weekly(van["schedule"])
+            for rider in riders:
+                shift = shifts[rider["shift_id"]]
+                if "schedule" not in shift or not weekly(shift["schedule"]) <= runs:
+                    off.add(rider["employee_id"])
+        else:
+            (majority, _), *_ = Counter(rider["shift_id"] for rider in riders).most_common()
+            off |= {rider["employee_id"] for rider in riders if rider["shift_id"] != majority}
+    seeded = {
+        problem["employee_id"]
+        for problem in SEEDED["problems"]
+        if problem["kind"] in ("shift", "both", "unknown")
+    }
+    assert off == seeded
+
+
+@pytest.mark.parametrize(("tag", "side"), [("borderline_over", 1), ("borderline_under", -1)])
+def test_the_borderline_riders_are_within_a_mile_of_the_limit(tag, side):
+    (item,) = [item for item in SEEDED["problems"] + SEEDED["not_problems"] if item["tag"] == tag]
+    employee = EMPLOYEES[item["employee_id"]]
+    assert "home_lat" in employee, "borderline distances come from stored coordinates"
+    over_by = commute_miles(employee) - limit(item["vanpool_id"])
+    assert 0 < side * over_by < 1
+
+
+def test_the_committed_files_are_what_the_generator_writes(monkeypatch):
+    spec = importlib.util.spec_from_file_location("demo_generate", DEMO_DIR / "generate.py")
+    assert spec and spec.loader
+    generate = importlib.util.module_from_spec(spec)
+    # dataclasses look their module up in sys.modules while the file runs.
+    monkeypatch.setitem(sys.modules, spec.name, generate)
+    spec.loader.exec_module(generate)
+    program, seeded = generate.Generator().build()
+    assert json.loads(json.dumps(program)) == PROGRAM
+    assert json.loads(json.dumps(seeded)) == SEEDED
+    assert generate.CIRCUITY == settings.COMMUTE_CIRCUITY_FACTOR
+    assert generate.DEFAULT_LIMIT == settings.DEFAULT_MAX_COMMUTE_MILES
+
+
+def test_the_demo_file_is_in_the_documented_shape():
+    assert set(PROGRAM) == {"shifts", "vanpools", "employees"}
+    assert all(re.fullmatch(r"VP-\d{3}", van_id) for van_id in VANS)
+    assert all(isinstance(employee["home_zip"], str) for employee in EMPLOYEES.values())
+    assert all("coordinator_email" not in van for van in VANS.values())
+
+
+def test_it_reports_where_the_file_is(db):
+    output = load_demo("--password", PASSWORD)
+    assert output.startswith(f"Imported {Path('fixtures', 'demo', 'program.json')}:")

@@ -1,0 +1,866 @@
+"""Roster import: HR's shifts, vanpools and employees, upserted by ID.
+
+The README section "Roster import format" is the contract. It runs in two
+passes. The first parses every row and checks it against the rest of the file
+and the database, collecting all errors, so HR can fix a file in one go. Only
+a file without errors is written, in one transaction: a bad export changes
+nothing. Each row is compared with what is stored and only differences are
+written, which makes re-sending the same file a no-op.
+"""
+
+import csv
+import difflib
+import io
+import json
+import math
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Any, NoReturn
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ValidationError
+from django.db import models, transaction
+from django.db.models.functions import Lower
+from django.utils import timezone
+
+from vanpools.models import Employee, Leave, Rider, Shift, Vanpool
+from vanpools.schedules import (
+    DaySpan,
+    ScheduleError,
+    parse_compact_weekly,
+    parse_rotation,
+    parse_weekly,
+)
+
+KINDS: tuple[str, ...] = ("shifts", "vanpools", "employees")  # also the order rows are applied
+OUTCOMES: tuple[str, ...] = ("created", "updated", "unchanged")
+
+
+@dataclass
+class RowError:
+    """One problem in the file: where (``line 7`` / ``employees[3]``), column, reason."""
+
+    where: str
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        if self.field:
+            return f"{self.where}, {self.field}: {self.message}"
+        return f"{self.where}: {self.message}"
+
+
+class ImportFailed(Exception):
+    """The file has errors; nothing was written. ``errors`` lists every one."""
+
+    def __init__(self, errors: list[RowError]) -> None:
+        self.errors = errors
+        super().__init__(f"{_plural(len(errors), 'error')}; nothing was imported.")
+
+
+@dataclass
+class ImportResult:
+    """What the import did (or, in a dry run, would do) per kind of row."""
+
+    counts: dict[str, dict[str, int]]
+    kinds: list[str] = field(default_factory=list)  # kinds the file held, in import order
+    dry_run: bool = False
+    source: str = ""
+
+    def summary_lines(self) -> list[str]:
+        if not self.kinds:
+            lines = ["the file has no rows"]
+        else:
+            lines = [f"{'':<10}{'created':>9}{'updated':>9}{'unchanged':>11}"]
+            for kind in self.kinds:
+                count = self.counts[kind]
+                lines.append(
+                    f"{kind:<10}{count['created']:>9}{count['updated']:>9}{count['unchanged']:>11}"
+                )
+        if self.dry_run:
+            lines.append("dry run: nothing was saved")
+        return lines
+
+
+def import_data(
+    data: dict[str, Any] | list[Any], *, dry_run: bool = False, source: str = ""
+) -> ImportResult:
+    """Import rows in the README's JSON shape (already decoded)."""
+    tables, errors = _json_tables(data, kind=None, source=source or "data")
+    return _import(tables, errors, dry_run=dry_run, source=source)
+
+
+def import_file(
+    path: Path | str, *, kind: str | None = None, dry_run: bool = False
+) -> ImportResult:
+    """Import a .json or .csv export; ``kind`` names a CSV's (or a JSON list's) rows."""
+    if kind is not None and kind not in KINDS:
+        raise ValueError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
+    path = Path(path)
+    source = str(path)
+    suffix = path.suffix.lower()
+    if suffix not in (".json", ".csv"):
+        _fail(source, f"cannot read {suffix or 'extension-less'} files: save it as CSV or JSON")
+    text = _read_text(path)
+    if suffix == ".json":
+        tables, errors = _json_tables(_decode_json(text), kind=kind, source=source)
+    else:
+        tables, errors = _csv_tables(text, kind=kind)
+    return _import(tables, errors, dry_run=dry_run, source=source)
+
+
+def _import(
+    tables: list["_Table"], errors: list[RowError], *, dry_run: bool, source: str
+) -> ImportResult:
+    run = _Run(tables, errors)
+    run.plan()
+    if run.errors:
+        raise ImportFailed(run.errors)
+    with transaction.atomic():
+        run.write()
+        if dry_run:
+            transaction.set_rollback(True)
+    return ImportResult(
+        counts=run.counts(),
+        kinds=[table.kind for table in tables],
+        dry_run=dry_run,
+        source=source,
+    )
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def _fail(where: str, message: str) -> NoReturn:
+    raise ImportFailed([RowError(where, "", message)])
+
+
+# Reading files --------------------------------------------------------------
+
+
+@dataclass
+class _Row:
+    where: str
+    cells: dict[str, object]  # only the given cells: blank means "not given"
+
+
+@dataclass
+class _Table:
+    kind: str
+    rows: list[_Row]
+    # Columns whose absence the header check already reported, so rows don't repeat it.
+    missing_columns: set[str] = field(default_factory=set)
+
+
+def _read_text(path: Path) -> str:
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        _fail(str(path), "no such file")
+    except OSError as exc:
+        _fail(str(path), f"cannot read the file: {exc.strerror or exc}")
+    try:
+        text = raw.decode("utf-8-sig")  # Excel's "CSV UTF-8" starts with a BOM
+    except UnicodeDecodeError as exc:
+        _fail(str(path), f"not UTF-8 text (byte {exc.start + 1}); save it as CSV UTF-8")
+    if not text.strip():
+        _fail(str(path), "the file is empty")
+    return text
+
+
+def _decode_json(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        _fail(f"line {exc.lineno}", f"not valid JSON: {exc.msg} (column {exc.colno})")
+
+
+def _is_blank(value: object) -> bool:
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
+def _json_tables(
+    data: object, *, kind: str | None, source: str
+) -> tuple[list[_Table], list[RowError]]:
+    errors: list[RowError] = []
+    if isinstance(data, list):
+        sections: dict[str, object] = {kind or "employees": data}
+    elif isinstance(data, dict):
+        for key in data:
+            if key not in KINDS:
+                errors.append(RowError(source, str(key), "unknown section" + _suggest(key, KINDS)))
+        sections = {name: data[name] for name in KINDS if name in data}
+        if kind is not None and set(sections) - {kind}:
+            others = ", ".join(sorted(set(sections) - {kind}))
+            _fail(source, f"the file also holds {others}; leave out --kind to import all of it")
+    else:
+        _fail(source, "expected an object with shifts, vanpools and/or employees, or a list")
+    tables = []
+    for name, rows in sections.items():
+        if not isinstance(rows, list):
+            errors.append(RowError(name, "", "expected a list of rows"))
+            continue
+        tables.append(_Table(name, _json_rows(name, rows, errors)))
+    return tables, errors
+
+
+def _json_rows(kind: str, rows: list[object], errors: list[RowError]) -> list[_Row]:
+    parsed = []
+    for index, row in enumerate(rows):
+        where = f"{kind}[{index}]"
+        if not isinstance(row, dict):
+            errors.append(RowError(where, "", "expected an object of column: value"))
+            continue
+        for column in row:
+            if column not in COLUMNS[kind]:
+                errors.append(RowError(where, str(column), _unknown_column(column, kind)))
+        cells = {k: v for k, v in row.items() if k in COLUMNS[kind] and not _is_blank(v)}
+        parsed.append(_Row(where, cells))
+    return parsed
+
+
+def _csv_tables(text: str, *, kind: str | None) -> tuple[list[_Table], list[RowError]]:
+    records = _csv_records(text)
+    names = [name.strip().lower() for name in records[0][1]]
+    kind = kind or _kind_from_header(names)
+    if not any(name in COLUMNS[kind] for name in names):
+        _fail("line 1", "the first line must be the header row naming the columns")
+    errors = _check_header(names, kind, records[1:])
+    table = _Table(kind, [], missing_columns=_missing_columns(names, kind))
+    for line, cells in records[1:]:
+        if all(not cell.strip() for cell in cells):
+            continue  # spreadsheets leave empty rows at the end
+        if any(cell.strip() for cell in cells[len(names) :]):
+            message = f"{len(cells)} cells, but the header has {len(names)} columns"
+            errors.append(RowError(f"line {line}", "", message))
+        given = {
+            name: cell
+            for name, cell in zip(names, cells, strict=False)
+            if name in COLUMNS[kind] and cell.strip()
+        }
+        table.rows.append(_Row(f"line {line}", given))
+    return [table], errors
+
+
+def _csv_records(text: str) -> list[tuple[int, list[str]]]:
+    # strict: an unclosed quote is an error, not a cell that swallows the rest of the file.
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    records = []
+    line = 1  # a record may span lines (quoted newlines): keep the line it starts on
+    try:
+        for cells in reader:
+            records.append((line, cells))
+            line = reader.line_num + 1
+    except csv.Error as exc:
+        _fail(f"line {reader.line_num}", f"not readable as CSV: {exc}")
+    return records
+
+
+def _kind_from_header(names: list[str]) -> str:
+    for id_column, kind in (
+        ("employee_id", "employees"),
+        ("vanpool_id", "vanpools"),
+        ("shift_id", "shifts"),
+    ):
+        if id_column in names:
+            return kind
+    if not any(name in COLUMNS[kind] for name in names for kind in KINDS):
+        _fail("line 1", "the first line must be the header row naming the columns")
+    _fail("line 1", "no employee_id, vanpool_id or shift_id column: cannot tell what the rows are")
+
+
+def _check_header(
+    names: list[str], kind: str, records: list[tuple[int, list[str]]]
+) -> list[RowError]:
+    errors = []
+    for index, name in enumerate(names):
+        if not name:
+            # Spreadsheets export trailing unnamed columns; only a filled one is a problem.
+            if any(index < len(cells) and cells[index].strip() for _, cells in records):
+                errors.append(RowError("line 1", f"column {index + 1}", "has values but no name"))
+        elif names.index(name) != index:
+            errors.append(RowError("line 1", name, "the column appears twice"))
+        elif name not in COLUMNS[kind]:
+            errors.append(RowError("line 1", name, _unknown_column(name, kind)))
+    for column in sorted(_missing_columns(names, kind)):
+        if column == "schedule" and column not in REQUIRED[kind]:
+            message = "the file needs a schedule, rotation or schedule_text column"
+        else:
+            message = "required column is missing"
+        errors.append(RowError("line 1", column, message))
+    return errors
+
+
+def _missing_columns(names: list[str], kind: str) -> set[str]:
+    missing = {column for column in REQUIRED[kind] if column not in names}
+    if kind == "shifts" and not any(column in names for column in SHIFT_SCHEDULE_COLUMNS):
+        missing.add("schedule")
+    return missing
+
+
+def _unknown_column(name: object, kind: str) -> str:
+    return "unknown column" + _suggest(str(name), COLUMNS[kind])
+
+
+def _suggest(name: object, known: Iterable[str]) -> str:
+    close = difflib.get_close_matches(str(name).lower(), list(known), n=1)
+    return f"; did you mean {close[0]}?" if close else ""
+
+
+# Reading cells --------------------------------------------------------------
+
+
+class _CellError(ValueError):
+    """One cell's value is wrong; the message is shown after its row and column."""
+
+
+def _shown(raw: object) -> str:
+    return f"'{raw.strip()}'" if isinstance(raw, str) else json.dumps(raw)
+
+
+def _text(raw: object) -> str:
+    if isinstance(raw, str):
+        return raw.strip()
+    if isinstance(raw, int) and not isinstance(raw, bool):
+        return str(raw)  # a JSON number where text is expected, e.g. a ZIP
+    raise _CellError(f"expected text, got {_shown(raw)}")
+
+
+_ZIP = re.compile(r"[0-9]{5}(-[0-9]{4})?")
+
+
+def _zip(raw: object) -> str:
+    value = _text(raw)
+    if re.fullmatch(r"[0-9]{3,4}", value):
+        value = value.zfill(5)  # a spreadsheet read 01810 as the number 1810
+    elif re.fullmatch(r"[0-9]{9}", value):
+        value = f"{value[:5]}-{value[5:]}"
+    if not _ZIP.fullmatch(value):
+        raise _CellError(f"{_shown(raw)} is not a US ZIP code (5 digits, or ZIP+4 like 02139-4307)")
+    return value
+
+
+def _number(raw: object) -> float:
+    if isinstance(raw, bool) or not isinstance(raw, str | int | float):
+        raise _CellError(f"{_shown(raw)} is not a number")
+    try:
+        value = float(raw)
+    except ValueError:
+        raise _CellError(f"{_shown(raw)} is not a number") from None
+    if not math.isfinite(value):
+        raise _CellError(f"{_shown(raw)} is not a number")
+    return value
+
+
+def _whole_number(raw: object) -> int:
+    if isinstance(raw, int) and not isinstance(raw, bool):
+        return raw
+    if isinstance(raw, float) and raw.is_integer():
+        return int(raw)
+    if isinstance(raw, str) and re.fullmatch(r"[+-]?[0-9]+", raw.strip()):
+        return int(raw)
+    raise _CellError(f"{_shown(raw)} is not a whole number")
+
+
+_TRUE = {"true", "yes", "y", "1"}
+_FALSE = {"false", "no", "n", "0"}
+
+
+def _boolean(raw: object) -> bool:
+    if isinstance(raw, bool):
+        return raw
+    value = str(raw).strip().lower() if isinstance(raw, str | int) else ""
+    if value in _TRUE | _FALSE:
+        return value in _TRUE
+    raise _CellError(f"{_shown(raw)} is not true or false")
+
+
+def _date(raw: object) -> date:
+    value = _text(raw)
+    if re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", value):
+        try:
+            return date.fromisoformat(value)
+        except ValueError:
+            pass
+    raise _CellError(f"'{value}' is not a date (YYYY-MM-DD)")
+
+
+def _choice(choices: type[models.TextChoices]) -> Callable[[object], str]:
+    def parse(raw: object) -> str:
+        value = _text(raw).lower().replace(" ", "_").replace("-", "_")
+        if value not in choices.values:
+            raise _CellError(f"{_shown(raw)} is not one of {', '.join(choices.values)}")
+        return value
+
+    return parse
+
+
+def _json_cell(raw: object) -> object:
+    """A JSON value: as given in a JSON file, or written as JSON text in a CSV cell."""
+    if not isinstance(raw, str):
+        return raw
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise _CellError(f"not valid JSON: {exc.msg} (character {exc.pos + 1})") from None
+
+
+def _stored_weekly(spans: list[DaySpan]) -> list[dict[str, str]]:
+    return [{"day": span.day, "start": span.start, "end": span.end} for span in spans]
+
+
+def _weekly(raw: object) -> list[dict[str, str]]:
+    try:
+        if isinstance(raw, str) and not raw.lstrip().startswith(("[", "{")):
+            spans = parse_compact_weekly(raw)
+        else:
+            spans = parse_weekly(_json_cell(raw))
+    except ScheduleError as exc:
+        raise _CellError(str(exc)) from None
+    return _stored_weekly(spans)
+
+
+def _rotation(raw: object) -> dict[str, Any]:
+    try:
+        return parse_rotation(_json_cell(raw)).model_dump(mode="json")
+    except ScheduleError as exc:
+        raise _CellError(str(exc)) from None
+
+
+def _leave_spans(raw: object) -> set[tuple[date, date]]:
+    """``2026-12-01..2026-12-05; 2026-12-24`` (or a JSON list of such strings)."""
+    items = raw.split(";") if isinstance(raw, str) else raw
+    if not isinstance(items, list) or not all(isinstance(item, str) for item in items):
+        raise _CellError("expected dates or ranges like 2026-12-01..2026-12-05, separated by ;")
+    spans = set()
+    for item in (item.strip() for item in items):
+        if not item:
+            continue
+        first, separator, last = item.partition("..")
+        start = _date(first)
+        end = _date(last) if separator else start
+        if end < start:
+            raise _CellError(f"'{item}' ends before it starts")
+        spans.add((start, end))
+    return spans
+
+
+def _one_vanpool(raw: object) -> str:
+    value = _text(raw)
+    if re.search(r"[,;\s]", value):
+        raise _CellError(f"an employee has one seat; got '{value}'")
+    return value
+
+
+COLUMNS: dict[str, dict[str, Callable[[object], Any]]] = {
+    "shifts": {
+        "shift_id": _text,
+        "name": _text,
+        "schedule": _weekly,
+        "rotation": _rotation,
+        "schedule_text": _text,
+        "overnight": _boolean,
+    },
+    "vanpools": {
+        "vanpool_id": _text,
+        "name": _text,
+        "work_site": _text,
+        "work_site_address": _text,
+        "work_site_lat": _number,
+        "work_site_lng": _number,
+        "pickup_address": _text,
+        "pickup_zip": _zip,
+        "pickup_lat": _number,
+        "pickup_lng": _number,
+        "capacity": _whole_number,
+        "status": _choice(Vanpool.Status),
+        "coordinator_email": _text,
+        "schedule": _weekly,
+        "max_commute_miles": _whole_number,
+    },
+    "employees": {
+        "employee_id": _text,
+        "first_name": _text,
+        "last_name": _text,
+        "email": _text,
+        "title": _text,
+        "work_site": _text,
+        "home_address": _text,
+        "home_zip": _zip,
+        "home_lat": _number,
+        "home_lng": _number,
+        "status": _choice(Employee.Status),
+        "time_type": _choice(Employee.TimeType),
+        "shift_id": _text,
+        "vanpool_id": _one_vanpool,
+        "joined": _date,
+        "pto": _leave_spans,
+        "leave": _leave_spans,
+    },
+}
+REQUIRED: dict[str, tuple[str, ...]] = {
+    "shifts": ("shift_id", "name"),
+    "vanpools": ("vanpool_id", "name", "work_site"),
+    "employees": ("employee_id", "first_name", "last_name", "email", "work_site", "home_zip"),
+}
+ID_COLUMNS = {"shifts": "shift_id", "vanpools": "vanpool_id", "employees": "employee_id"}
+# Columns that are not a field of the row's own model; the planners handle them.
+RELATED_COLUMNS: dict[str, set[str]] = {
+    "shifts": set(),
+    "vanpools": {"coordinator_email"},
+    "employees": {"shift_id", "vanpool_id", "joined", "pto", "leave"},
+}
+COORDINATE_PAIRS: dict[str, tuple[tuple[str, str], ...]] = {
+    "shifts": (),
+    "vanpools": (("work_site_lat", "work_site_lng"), ("pickup_lat", "pickup_lng")),
+    "employees": (("home_lat", "home_lng"),),
+}
+SHIFT_SCHEDULE_COLUMNS = ("schedule", "rotation", "schedule_text")
+LEAVE_COLUMNS = {"pto": Leave.Kind.PTO, "leave": Leave.Kind.LEAVE}
+
+
+def _canonical(name: str, stored: object) -> object:
+    """Stored JSON in the shape the parsers produce, so equal schedules compare equal."""
+    try:
+        if name == "schedule":
+            return _stored_weekly(parse_weekly(stored))
+        if name == "rotation" and stored is not None:
+            return parse_rotation(stored).model_dump(mode="json")
+    except ScheduleError:
+        pass  # stored data the import would not accept: any given value differs
+    return stored
+
+
+# Planning and writing -------------------------------------------------------
+
+
+@dataclass
+class _SeatChange:
+    vanpool_key: str | None = None  # take a new seat in this vanpool
+    joined: date | None = None
+    leave: Rider | None = None  # the active seat given up for the new one
+    retime: Rider | None = None  # the same seat, with a corrected start date
+
+
+@dataclass
+class _Plan:
+    instance: models.Model
+    created: bool
+    changed: set[str]
+    shift: Shift | None = None  # employees: set once the shift itself is saved
+    seat: _SeatChange | None = None
+    leaves_to_delete: list[Leave] = field(default_factory=list)
+    leaves_to_create: list[Leave] = field(default_factory=list)
+
+    @property
+    def outcome(self) -> str:
+        if self.created:
+            return "created"
+        dirty = self.changed or self.seat or self.leaves_to_delete or self.leaves_to_create
+        return "updated" if dirty else "unchanged"
+
+
+class _Run:
+    """One import: plan() checks every row and decides each write; write() applies them."""
+
+    def __init__(self, tables: list[_Table], errors: list[RowError]) -> None:
+        self.tables = {table.kind: table for table in tables}
+        self.errors = list(errors)
+        self.plans: dict[str, list[_Plan]] = {kind: [] for kind in KINDS}
+        self.seen: dict[str, dict[str, _Row]] = {kind: {} for kind in KINDS}
+        # Shifts and vanpools by ID: stored ones, then the file's rows over them.
+        self.shifts: dict[str, Shift] = {}
+        self.vanpools: dict[str, Vanpool] = {}
+        self.employees: dict[str, Employee] = {}
+        self.coordinators: dict[str, list[AbstractBaseUser]] = {}
+        self.leaves: dict[int, list[Leave]] = {}  # by employee pk
+        self.seats: dict[int, Rider] = {}  # active seat by employee pk
+        self.today = timezone.localdate()
+
+    # Prefetch: a handful of queries whatever the file's size.
+
+    def _keys(self, kind: str, column: str) -> list[str]:
+        table = self.tables.get(kind)
+        keys = set()
+        for row in table.rows if table else []:
+            value = row.cells.get(column)
+            if isinstance(value, str | int) and not isinstance(value, bool):
+                keys.add(str(value).strip())
+        return sorted(keys)
+
+    def _prefetch(self) -> None:
+        shift_keys = self._keys("shifts", "shift_id") + self._keys("employees", "shift_id")
+        self.shifts = Shift.objects.in_bulk(shift_keys, field_name="shift_id")
+        vanpool_keys = self._keys("vanpools", "vanpool_id") + self._keys("employees", "vanpool_id")
+        self.vanpools = Vanpool.objects.in_bulk(vanpool_keys, field_name="vanpool_id")
+        employee_keys = self._keys("employees", "employee_id")
+        self.employees = Employee.objects.in_bulk(employee_keys, field_name="employee_id")
+        self.coordinators = self._staff_by_email(self._keys("vanpools", "coordinator_email"))
+        employee_pks = [employee.pk for employee in self.employees.values()]
+        for leave in Leave.objects.filter(employee_id__in=employee_pks):
+            self.leaves.setdefault(leave.employee_id, []).append(leave)
+        active = Rider.objects.filter(employee_id__in=employee_pks, status=Rider.Status.ACTIVE)
+        self.seats = {rider.employee_id: rider for rider in active.select_related("vanpool")}
+
+    def _staff_by_email(self, emails: list[str]) -> dict[str, list[AbstractBaseUser]]:
+        if not emails:
+            return {}
+        users = (
+            get_user_model()
+            .objects.annotate(email_lower=Lower("email"))
+            .filter(is_staff=True, email_lower__in=[email.lower() for email in emails])
+        )
+        by_email: dict[str, list[AbstractBaseUser]] = {}
+        for user in users:
+            by_email.setdefault(user.email_lower, []).append(user)
+        return by_email
+
+    # Checks shared by all kinds.
+
+    def _error(self, row: _Row, column: str, message: str) -> None:
+        self.errors.append(RowError(row.where, column, message))
+
+    def _parse(self, row: _Row, kind: str) -> dict[str, Any]:
+        values = {}
+        for column, parse in COLUMNS[kind].items():
+            if column in row.cells:
+                try:
+                    values[column] = parse(row.cells[column])
+                except _CellError as exc:
+                    self._error(row, column, str(exc))
+        missing_reported = self.tables[kind].missing_columns
+        for column in REQUIRED[kind]:
+            if column not in row.cells and column not in missing_reported:
+                self._error(row, column, "a value is required")
+        for lat, lng in COORDINATE_PAIRS[kind]:
+            if (lat in row.cells) != (lng in row.cells):
+                self._error(row, lng if lat in row.cells else lat, f"give {lat} and {lng} together")
+        return values
+
+    def _claim(self, row: _Row, kind: str, values: dict[str, Any]) -> str | None:
+        """The row's ID, unless it is missing or an earlier row has it."""
+        key = values.get(ID_COLUMNS[kind])
+        if not key:
+            return None
+        first = self.seen[kind].get(key)
+        if first is not None:
+            self._error(row, ID_COLUMNS[kind], f"'{key}' is already on {first.where}")
+            return None
+        self.seen[kind][key] = row
+        return key
+
+    def _apply(self, instance: models.Model, kind: str, values: dict[str, Any]) -> set[str]:
+        """Set the row's own fields on the instance; return those that differ from stored."""
+        changed = set()
+        for name, value in values.items():
+            if name in RELATED_COLUMNS[kind]:
+                continue
+            if _canonical(name, getattr(instance, name)) != value:
+                setattr(instance, name, value)
+                changed.add(name)
+        return changed
+
+    def _validate(self, row: _Row, instance: models.Model, kind: str, first_error: int) -> None:
+        """The model's own rules (ID formats, lengths, ranges, emails, schedules)."""
+        given = {name for name in row.cells if name not in RELATED_COLUMNS[kind]}
+        # Fields the row did not give are not its fault; uniqueness is what upsert handles,
+        # and the constraint and foreign key checks would cost a query per row.
+        exclude = [f.name for f in instance._meta.concrete_fields if f.name not in given]
+        try:
+            instance.full_clean(exclude=exclude, validate_unique=False, validate_constraints=False)
+        except ValidationError as exc:
+            reported = {error.field for error in self.errors[first_error:]}
+            for name, messages in exc.message_dict.items():
+                column = "" if name == "__all__" else name
+                if column in reported:
+                    continue  # the cell's own error already says what is wrong
+                for message in messages:
+                    self._error(row, column, _with_value(message, row.cells.get(name)))
+
+    # Per kind.
+
+    def plan(self) -> None:
+        self._prefetch()
+        for kind, plan_row in (
+            ("shifts", self._plan_shift),
+            ("vanpools", self._plan_vanpool),
+            ("employees", self._plan_employee),
+        ):
+            table = self.tables.get(kind)
+            for row in table.rows if table else []:
+                first_error = len(self.errors)
+                plan = plan_row(row, first_error)
+                if plan is not None:
+                    self.plans[kind].append(plan)
+
+    def _plan_shift(self, row: _Row, first_error: int) -> _Plan | None:
+        values = self._parse(row, "shifts")
+        given = [column for column in SHIFT_SCHEDULE_COLUMNS if column in row.cells]
+        if not given and "schedule" not in self.tables["shifts"].missing_columns:
+            self._error(row, "schedule", "give a schedule, rotation or schedule_text")
+        key = self._claim(row, "shifts", values)
+        if key is None:
+            return None
+        shift = self.shifts.get(key) or Shift(shift_id=key)
+        self.shifts[key] = shift
+        plan = _Plan(shift, shift.pk is None, self._apply(shift, "shifts", values))
+        self._validate(row, shift, "shifts", first_error)
+        return plan
+
+    def _plan_vanpool(self, row: _Row, first_error: int) -> _Plan | None:
+        values = self._parse(row, "vanpools")
+        key = self._claim(row, "vanpools", values)
+        if key is None:
+            return None
+        vanpool = self.vanpools.get(key) or Vanpool(vanpool_id=key)
+        self.vanpools[key] = vanpool
+        plan = _Plan(vanpool, vanpool.pk is None, self._apply(vanpool, "vanpools", values))
+        if "coordinator_email" in values:
+            coordinator = self._coordinator(row, values["coordinator_email"])
+            if coordinator is not None and vanpool.coordinator_id != coordinator.pk:
+                vanpool.coordinator = coordinator
+                plan.changed.add("coordinator")
+        self._validate(row, vanpool, "vanpools", first_error)
+        return plan
+
+    def _coordinator(self, row: _Row, email: str) -> AbstractBaseUser | None:
+        users = self.coordinators.get(email.lower(), [])
+        if len(users) == 1:
+            return users[0]
+        if users:
+            self._error(row, "coordinator_email", f"'{email}' belongs to several staff users")
+        else:
+            self._error(row, "coordinator_email", f"'{email}' is not the email of a staff user")
+        return None
+
+    def _plan_employee(self, row: _Row, first_error: int) -> _Plan | None:
+        values = self._parse(row, "employees")
+        if self._gives_second_seat(row, values):
+            return None
+        key = self._claim(row, "employees", values)
+        if key is None:
+            return None
+        employee = self.employees.get(key) or Employee(employee_id=key)
+        plan = _Plan(employee, employee.pk is None, self._apply(employee, "employees", values))
+        if "shift_id" in values:
+            plan.shift = self._shift_change(row, employee, values["shift_id"])
+            if plan.shift is not None:
+                plan.changed.add("shift")
+        plan.seat = self._seat_change(row, employee, values)
+        for column, kind in LEAVE_COLUMNS.items():
+            if column in values:
+                self._plan_leaves(plan, kind, values[column])
+        self._validate(row, employee, "employees", first_error)
+        return plan
+
+    def _gives_second_seat(self, row: _Row, values: dict[str, Any]) -> bool:
+        first = self.seen["employees"].get(values.get("employee_id", ""))
+        seat = values.get("vanpool_id")
+        if first is None or seat is None:
+            return False
+        first_seat = str(first.cells.get("vanpool_id", "")).strip()
+        if not first_seat or first_seat == seat:
+            return False
+        message = f"given two seats: {first_seat} on {first.where} and {seat} here"
+        self._error(row, "vanpool_id", message)
+        return True
+
+    def _shift_change(self, row: _Row, employee: Employee, key: str) -> Shift | None:
+        shift = self.shifts.get(key)
+        if shift is None:
+            self._error(row, "shift_id", f"no shift '{key}' in this file or already stored")
+            return None
+        if shift.pk is not None and shift.pk == employee.shift_id:
+            return None
+        return shift
+
+    def _seat_change(
+        self, row: _Row, employee: Employee, values: dict[str, Any]
+    ) -> _SeatChange | None:
+        key, joined = values.get("vanpool_id"), values.get("joined")
+        if key is None:
+            if joined is not None:
+                self._error(row, "joined", "joined is when a seat started: give vanpool_id too")
+            return None
+        if key not in self.vanpools:
+            self._error(row, "vanpool_id", f"no vanpool '{key}' in this file or already stored")
+            return None
+        current = self.seats.get(employee.pk) if employee.pk else None
+        if current is None or current.vanpool.vanpool_id != key:
+            return _SeatChange(vanpool_key=key, joined=joined or self.today, leave=current)
+        if joined is not None and joined != current.joined:
+            return _SeatChange(joined=joined, retime=current)
+        return None
+
+    def _plan_leaves(self, plan: _Plan, kind: str, wanted: set[tuple[date, date]]) -> None:
+        stored = [leave for leave in self.leaves.get(plan.instance.pk, []) if leave.kind == kind]
+        have = {(leave.start_date, leave.end_date) for leave in stored}
+        # Replace by difference, so kept spans keep their notes and ids.
+        plan.leaves_to_delete += [
+            leave for leave in stored if (leave.start_date, leave.end_date) not in wanted
+        ]
+        plan.leaves_to_create += [
+            Leave(kind=kind, start_date=start, end_date=end) for start, end in sorted(wanted - have)
+        ]
+
+    def write(self) -> None:
+        for plan in self.plans["shifts"] + self.plans["vanpools"]:
+            if plan.created or plan.changed:
+                plan.instance.save()
+        for plan in self.plans["employees"]:
+            if plan.shift is not None:
+                plan.instance.shift = plan.shift  # saved above, so it has its pk now
+            if plan.created or plan.changed:
+                plan.instance.save()
+        self._write_seats()
+        self._write_leaves()
+
+    def _write_seats(self) -> None:
+        new_seats = []
+        for plan in self.plans["employees"]:
+            seat = plan.seat
+            if seat is None:
+                continue
+            if seat.leave is not None:
+                # Cancelled before the new seat exists: one active seat per employee.
+                seat.leave.status = Rider.Status.CANCELLED
+                seat.leave.cancelled_at = timezone.now()
+                seat.leave.cancel_reason = f"moved to {seat.vanpool_key} by roster import"
+                seat.leave.save(update_fields=["status", "cancelled_at", "cancel_reason"])
+            if seat.retime is not None:
+                seat.retime.joined = seat.joined
+                seat.retime.save(update_fields=["joined"])
+            if seat.vanpool_key is not None:
+                vanpool = self.vanpools[seat.vanpool_key]
+                new_seats.append(Rider(vanpool=vanpool, employee=plan.instance, joined=seat.joined))
+        Rider.objects.bulk_create(new_seats)
+
+    def _write_leaves(self) -> None:
+        stale = [leave.pk for plan in self.plans["employees"] for leave in plan.leaves_to_delete]
+        if stale:
+            Leave.objects.filter(pk__in=stale).delete()
+        new = []
+        for plan in self.plans["employees"]:
+            for leave in plan.leaves_to_create:
+                leave.employee = plan.instance
+                new.append(leave)
+        Leave.objects.bulk_create(new)
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        counts = {kind: dict.fromkeys(OUTCOMES, 0) for kind in KINDS}
+        for kind, plans in self.plans.items():
+            for plan in plans:
+                counts[kind][plan.outcome] += 1
+        return counts
+
+
+def _with_value(message: str, raw: object) -> str:
+    """Django's field messages don't quote the value; HR needs to see which one."""
+    if raw is None or isinstance(raw, list | dict) or len(str(raw)) > 60:
+        return message
+    return f"{message.rstrip('.')} (got {_shown(raw)})"

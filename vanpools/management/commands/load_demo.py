@@ -1,0 +1,69 @@
+"""manage.py load_demo: the demo program and its staff logins, safe to run again."""
+
+import os
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.urls import reverse
+
+from vanpools.demo import DemoLogin, DemoRefused, DemoResult, load_demo_program
+from vanpools.importer import ImportFailed
+
+SERVER = "http://127.0.0.1:8000"
+
+
+class Command(BaseCommand):
+    help = (
+        "Import the demo vanpool program (fixtures/demo/program.json) and create the demo "
+        "logins: auditor (Auditors) and coordinator (Coordinators). Safe to run again."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "--password",
+            help="password for users created (or reset) now; default: $DEMO_PASSWORD, "
+            "else a random one per user, printed once",
+        )
+        parser.add_argument(
+            "--reset-passwords",
+            action="store_true",
+            help="set new passwords on existing demo users too",
+        )
+        parser.add_argument("--force", action="store_true", help="load even when PRODUCTION is on")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        password = options["password"] or os.environ.get("DEMO_PASSWORD") or None
+        try:
+            result = load_demo_program(
+                password=password,
+                reset_passwords=options["reset_passwords"],
+                allow_production=options["force"],
+            )
+        except DemoRefused as exc:
+            raise CommandError(f"{exc}. Pass --force to load it anyway.") from None
+        except ImportFailed as exc:
+            lines = [str(exc), *(f"  {error}" for error in exc.errors)]
+            raise CommandError("\n".join(lines)) from None
+        self._report(result)
+
+    def _report(self, result: DemoResult) -> None:
+        self.stdout.write(f"Imported {result.imported.source}:")
+        for line in result.imported.summary_lines():
+            self.stdout.write(f"  {line}")
+        if result.vanpools_given_coordinator:
+            self.stdout.write(
+                f"coordinator now coordinates {result.vanpools_given_coordinator} vanpools "
+                "that had no coordinator."
+            )
+        if result.changed_nothing:
+            self.stdout.write("The demo was already loaded: everything unchanged.")
+        self.stdout.write("")
+        self.stdout.write(self.style.SUCCESS(f"Log in at {SERVER}{reverse('admin:index')}"))
+        for login in result.logins:
+            self.stdout.write(f"  {login.username:<12} {login.group:<13} {_password_text(login)}")
+
+
+def _password_text(login: DemoLogin) -> str:
+    if login.password:
+        return f"password: {login.password}"
+    return "password: unchanged (--reset-passwords sets a new one)"
