@@ -1,8 +1,8 @@
 """Create the Auditors and Coordinators groups with their permissions.
 
 Auditors own the program in the admin: everything on Pool Patrol's models but
-deleting what the audit trail depends on (case events, agent runs, riders,
-verifications, messages).
+deleting what the audit trail depends on (cases, case events, agent
+runs, riders, verifications, messages).
 Coordinators read in the admin and work in the dashboard.
 """
 
@@ -17,6 +17,7 @@ NEVER_DELETED = {
     "delete_rider",
     "delete_verification",
     "delete_message",
+    "delete_case",
 }
 
 
