@@ -1,0 +1,125 @@
+"""Preloaded facts: everything an audit needs, read in a fixed number of queries.
+
+Specialists are pure functions of these frozen records (principle 3, "preload,
+don't wander"): they never touch the database, so the same code judges a
+vanpool from the database and a labelled case from an evaluation file.
+"""
+
+import datetime as dt
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from django.db.models import Prefetch
+
+from vanpools.models import Employee, Leave, Rider, Shift, Vanpool
+
+
+@dataclass(frozen=True)
+class Point:
+    lat: float
+    lng: float
+
+
+@dataclass(frozen=True)
+class ShiftFacts:
+    shift_id: str
+    name: str
+    schedule: list | None = None  # weekly JSON as stored
+    rotation: dict | None = None
+    text: str = ""
+    overnight: bool = False
+
+
+@dataclass(frozen=True)
+class LeaveSpan:
+    start: dt.date
+    end: dt.date
+    kind: str = "pto"
+
+    def covers(self, day: dt.date) -> bool:
+        return self.start <= day <= self.end
+
+
+@dataclass(frozen=True)
+class RiderFacts:
+    employee_id: str
+    home_zip: str
+    home: Point | None = None
+    shift: ShiftFacts | None = None
+    time_type: str = "full_time"
+    status: str = "active"
+    leave: tuple[LeaveSpan, ...] = ()
+
+
+@dataclass(frozen=True)
+class VanpoolFacts:
+    vanpool_id: str
+    status: str = "active"
+    work_site: str = ""
+    pickup: Point | None = None
+    pickup_zip: str = ""
+    work_site_point: Point | None = None
+    max_miles: float = 50
+    schedule: list = field(default_factory=list)  # weekly JSON; empty → majority shift
+    riders: tuple[RiderFacts, ...] = ()
+
+
+def _point(lat: float | None, lng: float | None) -> Point | None:
+    return Point(lat, lng) if lat is not None and lng is not None else None
+
+
+def shift_facts(shift: Shift | None) -> ShiftFacts | None:
+    if shift is None:
+        return None
+    return ShiftFacts(
+        shift_id=shift.shift_id,
+        name=shift.name,
+        schedule=shift.schedule or None,
+        rotation=shift.rotation or None,
+        text=shift.schedule_text,
+        overnight=shift.overnight,
+    )
+
+
+def rider_facts(employee: Employee) -> RiderFacts:
+    return RiderFacts(
+        employee_id=employee.employee_id,
+        home_zip=employee.home_zip,
+        home=_point(employee.home_lat, employee.home_lng),
+        shift=shift_facts(employee.shift),
+        time_type=employee.time_type,
+        status=employee.status,
+        leave=tuple(LeaveSpan(lv.start_date, lv.end_date, lv.kind) for lv in employee.leaves.all()),
+    )
+
+
+def vanpool_facts(vanpool: Vanpool) -> VanpoolFacts:
+    return VanpoolFacts(
+        vanpool_id=vanpool.vanpool_id,
+        status=vanpool.status,
+        work_site=vanpool.work_site,
+        pickup=_point(vanpool.pickup_lat, vanpool.pickup_lng),
+        pickup_zip=vanpool.pickup_zip,
+        work_site_point=_point(vanpool.work_site_lat, vanpool.work_site_lng),
+        max_miles=vanpool.effective_max_miles,
+        schedule=list(vanpool.schedule or []),
+        riders=tuple(rider_facts(rider.employee) for rider in vanpool.active_riders),
+    )
+
+
+def preload_vanpools(vanpool_ids: Iterable[str]) -> dict[str, VanpoolFacts]:
+    """Facts for these vanpools and their active riders, in four queries whatever the size."""
+    active_riders = Prefetch(
+        "riders",
+        queryset=Rider.objects.filter(status=Rider.Status.ACTIVE)
+        .select_related("employee__shift")
+        .prefetch_related(
+            Prefetch("employee__leaves", queryset=Leave.objects.order_by("start_date"))
+        )
+        .order_by("employee__employee_id"),
+        to_attr="active_riders",
+    )
+    vanpools = Vanpool.objects.filter(vanpool_id__in=list(vanpool_ids)).prefetch_related(
+        active_riders
+    )
+    return {vanpool.vanpool_id: vanpool_facts(vanpool) for vanpool in vanpools}
