@@ -115,3 +115,18 @@ def combine_verdicts(verdicts: list[str]) -> Verdict:
     if "unknown" in verdicts:
         return "unknown"
     return "pass"
+
+
+class ModelJudgement(BaseModel):
+    """What a model may answer for a specialist: verdicts only, never evidence.
+
+    Evidence stays the rules engine's (it cites records); the model reads what
+    the rules could not, and its answer is cross-checked against them.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+    check: CheckName
+    verdict: Verdict
+    confidence: int = Field(ge=1, le=5)
+    reasoning: str
+    riders: list[RiderFlag]

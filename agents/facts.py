@@ -6,18 +6,24 @@ vanpool from the database and a labelled case from an evaluation file.
 """
 
 import datetime as dt
+import json
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 from django.db.models import Prefetch
 
+from vanpools.geo import Point
 from vanpools.models import Employee, Leave, Rider, Shift, Vanpool
 
-
-@dataclass(frozen=True)
-class Point:
-    lat: float
-    lng: float
+__all__ = [
+    "LeaveSpan",
+    "Point",
+    "RiderFacts",
+    "ShiftFacts",
+    "VanpoolFacts",
+    "facts_json",
+    "preload_vanpools",
+]
 
 
 @dataclass(frozen=True)
@@ -54,6 +60,7 @@ class RiderFacts:
 @dataclass(frozen=True)
 class VanpoolFacts:
     vanpool_id: str
+    pk: int | None = None  # the Vanpool row, when the facts came from the database
     status: str = "active"
     work_site: str = ""
     pickup: Point | None = None
@@ -96,6 +103,7 @@ def rider_facts(employee: Employee) -> RiderFacts:
 def vanpool_facts(vanpool: Vanpool) -> VanpoolFacts:
     return VanpoolFacts(
         vanpool_id=vanpool.vanpool_id,
+        pk=vanpool.pk,
         status=vanpool.status,
         work_site=vanpool.work_site,
         pickup=_point(vanpool.pickup_lat, vanpool.pickup_lng),
@@ -123,3 +131,13 @@ def preload_vanpools(vanpool_ids: Iterable[str]) -> dict[str, VanpoolFacts]:
         active_riders
     )
     return {vanpool.vanpool_id: vanpool_facts(vanpool) for vanpool in vanpools}
+
+
+def facts_json(facts: VanpoolFacts) -> dict:
+    """The facts as plain JSON (dates as ISO strings), without the row's pk.
+
+    Used for traces and for the audit's input hash, so two databases holding
+    the same program hash the same.
+    """
+    data = asdict(facts) | {"pk": None}
+    return json.loads(json.dumps(data, default=lambda value: value.isoformat()))

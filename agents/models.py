@@ -2,7 +2,7 @@
 
 from django.db import models
 
-from cases.models import AppendOnlyModel, Case
+from cases.models import AppendOnlyModel, Case, Verification
 from vanpools.models import Vanpool
 
 
@@ -26,6 +26,9 @@ class AgentRun(AppendOnlyModel):
     )
     vanpool = models.ForeignKey(
         Vanpool, null=True, blank=True, on_delete=models.PROTECT, related_name="agent_runs"
+    )
+    verification = models.ForeignKey(
+        Verification, null=True, blank=True, on_delete=models.PROTECT, related_name="agent_runs"
     )
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -13,7 +13,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from cases.models import Case, CaseEvent
+from cases.models import Case, CaseEvent, PendingAction
 from vanpools.models import Vanpool
 
 logger = logging.getLogger(__name__)
@@ -90,6 +90,8 @@ def transition(
         meta_updates = {"updated_by": _actor_label(actor)}
         locked.meta = {**locked.meta, **meta_updates}
         locked.save(update_fields=["status", "outcome", "closed_at", "meta", "updated_at"])
+        if to_status == Status.CLOSED:
+            _supersede_pending_actions(locked, f"case closed {outcome}")
         CaseEvent.objects.create(
             case=locked,
             from_status=from_status,
@@ -150,3 +152,56 @@ def open_case(
         return existing, False
     logger.info("case %s opened for %s (%s) by %s", case.case_id, vanpool.vanpool_id, reason, label)
     return case, True
+
+
+def _supersede_pending_actions(case: Case, why: str) -> int:
+    # Nothing may be approved on a closed case: a late approval must find the
+    # action already decided and change nothing.
+    return PendingAction.objects.filter(case=case, status=PendingAction.Status.PENDING).update(
+        status=PendingAction.Status.SUPERSEDED, decided_at=timezone.now(), note=why
+    )
+
+
+FINDING_KEYS = ("reason", "failed_checks", "details", "rider_flags")
+
+
+def update_findings(
+    case: Case,
+    *,
+    actor: Actor,
+    reason: str,
+    failed_checks: list[str],
+    details: str,
+    rider_flags: dict[str, dict[str, str]],
+) -> tuple[Case, bool]:
+    """Record a new audit's findings on an open case; returns (case, changed).
+
+    Findings identical to what the case holds change nothing and write no
+    event, so re-running an audit is harmless.
+    """
+    if reason not in Case.Reason.values:
+        raise ValueError(f"unknown case reason {reason!r}")
+    findings = {
+        "reason": reason,
+        "failed_checks": failed_checks,
+        "details": details,
+        "rider_flags": rider_flags,
+    }
+    with transaction.atomic():
+        locked = Case.objects.select_for_update().get(pk=case.pk)
+        if locked.status == Status.CLOSED:
+            raise IllegalTransition(f"{locked.case_id} is closed; its findings are final")
+        if all(locked.meta.get(key) == value for key, value in findings.items()):
+            return locked, False
+        previous = {key: locked.meta.get(key) for key in FINDING_KEYS}
+        locked.meta = {**locked.meta, **findings, "updated_by": _actor_label(actor)}
+        locked.save(update_fields=["meta", "updated_at"])
+        CaseEvent.objects.create(
+            case=locked,
+            from_status=locked.status,
+            to_status=locked.status,
+            note=f"findings updated: {details}",
+            data={"previous": previous, "reason": reason, "failed_checks": failed_checks},
+            **_actor_fields(actor),
+        )
+    return locked, True

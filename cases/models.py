@@ -116,10 +116,15 @@ class Verification(models.Model):
     )
     backend = models.CharField(max_length=20, default="rules")
     model = models.CharField(max_length=80, blank=True)
+    audit_date = models.DateField(null=True, blank=True)
+    # Hash of the facts the check judged: an identical re-run is recognised and
+    # changes nothing (django-q2 may deliver an audit twice).
+    input_hash = models.CharField(max_length=64, blank=True, db_index=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["-created_at"]
+        indexes = [models.Index(fields=["vanpool", "check_type", "-created_at"])]
         constraints = [
             models.CheckConstraint(
                 condition=Q(confidence__gte=1, confidence__lte=5),

@@ -6,7 +6,9 @@ PRODUCTION=true turns on the deployment checks and refuses to start without
 SECRET_KEY and ALLOWED_HOSTS. Every variable is listed in README.md.
 """
 
+import json
 import sys
+from decimal import Decimal
 from pathlib import Path
 
 import dj_database_url
@@ -196,8 +198,64 @@ OPENAI_API_KEY = env_str("OPENAI_API_KEY")
 OPENAI_BASE_URL = env_str("OPENAI_BASE_URL")
 if LLM_BACKEND == "openai" and not OPENAI_API_KEY:
     raise ImproperlyConfigured("LLM_BACKEND=openai needs OPENAI_API_KEY")
+# The model client (agents/llm.py): per-call timeout, retries on 429/5xx, and a
+# circuit breaker that fails fast for a cooldown after consecutive failed calls.
+LLM_TIMEOUT_SECONDS = env_float("LLM_TIMEOUT_SECONDS", 20, minimum=0.01)
+LLM_MAX_RETRIES = env_int("LLM_MAX_RETRIES", 3, minimum=0)
+LLM_BREAKER_THRESHOLD = env_int("LLM_BREAKER_THRESHOLD", 5, minimum=1)
+LLM_BREAKER_COOLDOWN_SECONDS = env_float("LLM_BREAKER_COOLDOWN_SECONDS", 60, minimum=0)
+# A model per agent (LLM_MODEL_<AGENT>): judgement and writing on the larger
+# model, narrow checks and classification on the mini one. Agents not listed
+# use LLM_MODEL_DEFAULT.
+LLM_DEFAULT_MODEL = env_str("LLM_MODEL_DEFAULT") or "gpt-4.1-mini"
+LLM_MODELS = {
+    agent: env_str(f"LLM_MODEL_{agent.upper()}") or default
+    for agent, default in {
+        "case_manager": "gpt-4.1",
+        "outreach": "gpt-4.1",
+        "supervisor": "gpt-4.1",
+        "location": "gpt-4.1-mini",
+        "shift": "gpt-4.1-mini",
+        "classifier": "gpt-4.1-mini",
+        "knowledge": "gpt-4.1-mini",
+    }.items()
+}
+
+
+def _llm_price_overrides(raw: str) -> dict[str, dict[str, Decimal]]:
+    """LLM_PRICES_JSON, refused unless every price is a finite, non-negative number."""
+    try:
+        prices = {
+            model: {kind: Decimal(str(price[kind])) for kind in ("input", "output")}
+            for model, price in json.loads(raw or "{}").items()
+        }
+    except (ValueError, TypeError, KeyError, AttributeError, ArithmeticError):
+        prices = None
+    if prices is None or any(
+        not value.is_finite() or value < 0 for price in prices.values() for value in price.values()
+    ):
+        raise ImproperlyConfigured(
+            f"LLM_PRICES_JSON={raw!r} must look like "
+            '{"model": {"input": 2.0, "output": 8.0}} (USD per 1M tokens, not negative)'
+        )
+    return prices
+
+
+# USD per 1M tokens. LLM_PRICES_JSON adds or replaces models, e.g.
+# {"my-model": {"input": 0.5, "output": 1.5}}; an unpriced model is recorded at 0.
+LLM_PRICES = {
+    "gpt-4.1": {"input": Decimal("2.00"), "output": Decimal("8.00")},
+    "gpt-4.1-mini": {"input": Decimal("0.40"), "output": Decimal("1.60")},
+} | _llm_price_overrides(env_str("LLM_PRICES_JSON"))
 DEFAULT_MAX_COMMUTE_MILES = env_int("DEFAULT_MAX_COMMUTE_MILES", 50, minimum=1)
 COMMUTE_CIRCUITY_FACTOR = env_float("COMMUTE_CIRCUITY_FACTOR", 1.2, minimum=1.0)
+# Dotted path to a class with .name and .commute_miles(home, pickup); the
+# default is offline (great-circle × circuity), a routing service can replace it.
+DISTANCE_PROVIDER = env_str("DISTANCE_PROVIDER", "vanpools.geo.OfflineDistanceProvider")
+# Shift check: how far (minutes) a rider's start/end may sit from the van's
+# arrival/departure, and how many days from the audit date are compared.
+SHIFT_TOLERANCE_MINUTES = env_int("SHIFT_TOLERANCE_MINUTES", 30, minimum=0)
+AUDIT_WINDOW_DAYS = env_int("AUDIT_WINDOW_DAYS", 7, minimum=1)
 
 # --- Logging: plain text in development, JSON lines in production. The
 # context filter stamps every record with the request id and, inside tasks and

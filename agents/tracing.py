@@ -1,0 +1,78 @@
+"""AgentRun traces: every agent run, rules or model, written as one tree per audit."""
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from agents.models import AgentRun
+from cases.models import Case, Verification
+
+
+@dataclass
+class RunTrace:
+    """What one agent did, kept in memory until the audit writes its tree."""
+
+    agent: str
+    backend: str
+    input: dict
+    model: str = ""
+    prompt_version: str = ""
+    output: dict | None = None
+    error: str = ""
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost_usd: Decimal = Decimal(0)
+    latency_ms: int = 0
+    model_calls: int = 0
+    children: list["RunTrace"] = field(default_factory=list)
+    verification: Verification | None = None
+
+    @property
+    def total_model_calls(self) -> int:
+        return self.model_calls + sum(child.total_model_calls for child in self.children)
+
+    @property
+    def total_tokens(self) -> int:
+        own = self.tokens_in + self.tokens_out
+        return own + sum(child.total_tokens for child in self.children)
+
+    @property
+    def total_cost(self) -> Decimal:
+        return self.cost_usd + sum((child.total_cost for child in self.children), Decimal(0))
+
+
+@contextmanager
+def timed(trace: RunTrace) -> Iterator[RunTrace]:
+    started = time.perf_counter()
+    try:
+        yield trace
+    finally:
+        trace.latency_ms += round((time.perf_counter() - started) * 1000)
+
+
+def save_trace_tree(
+    root: RunTrace, *, vanpool_pk: int | None, case: Case | None, parent: AgentRun | None = None
+) -> AgentRun:
+    """Write the root run and its children, each pointing at its parent."""
+    run = AgentRun.objects.create(
+        agent=root.agent,
+        backend=root.backend,
+        model=root.model,
+        prompt_version=root.prompt_version,
+        input=root.input,
+        output=root.output,
+        error=root.error,
+        tokens_in=root.tokens_in,
+        tokens_out=root.tokens_out,
+        cost_usd=root.cost_usd,
+        latency_ms=root.latency_ms,
+        parent=parent,
+        case=case,
+        vanpool_id=vanpool_pk,
+        verification=root.verification,
+    )
+    for child in root.children:
+        save_trace_tree(child, vanpool_pk=vanpool_pk, case=case, parent=run)
+    return run
