@@ -72,9 +72,9 @@ class AuditOutcome:
     error: str = ""
 
 
-def input_hash(facts: VanpoolFacts, check: str, audit_date: dt.date, backend: str) -> str:
+def input_hash(facts: dict, check: str, audit_date: dt.date, backend: str) -> str:
     payload = {
-        "facts": facts_json(facts),
+        "facts": facts,
         "check": check,
         "audit_date": audit_date.isoformat(),
         "backend": backend,
@@ -178,21 +178,21 @@ def audit_preloaded(
 ) -> AuditOutcome:
     with log_context(vanpool_id=facts.vanpool_id):
         if facts.status != "active":
-            logger.info("skipped: vanpool is %s", facts.status)
+            logger.debug("skipped: vanpool is %s", facts.status)
             return AuditOutcome(facts.vanpool_id, "skipped", reason=f"vanpool is {facts.status}")
         audit_date = audit_date or timezone.localdate()
         backend = settings.LLM_BACKEND
-        hashes = {check: input_hash(facts, check, audit_date, backend) for check in checks}
+        facts_data = facts_json(facts)
+        hashes = {check: input_hash(facts_data, check, audit_date, backend) for check in checks}
         if _already_audited(facts, hashes):
             return _unchanged_outcome(facts)
         root = RunTrace(
             agent=AGENT,
             backend=backend,
             input={
-                "vanpool_id": facts.vanpool_id,
                 "audit_date": audit_date.isoformat(),
                 "checks": list(checks),
-                "riders": len(facts.riders),
+                "facts": facts_data,
             },
         )
         with timed(root):
@@ -216,7 +216,7 @@ def _already_audited(facts: VanpoolFacts, hashes: dict[str, str]) -> bool:
 def _unchanged_outcome(facts: VanpoolFacts) -> AuditOutcome:
     case = Case.objects.filter(vanpool_id=facts.pk).exclude(status=Status.CLOSED).first()
     status: OutcomeStatus = "unchanged"
-    logger.info("unchanged: these facts were already audited today")
+    logger.debug("unchanged: these facts were already audited today")
     return AuditOutcome(facts.vanpool_id, status, case_id=case.case_id if case else "")
 
 
@@ -248,7 +248,7 @@ def _record(
     status: OutcomeStatus = {"pass": "passed", "fail": "failed"}.get(decision.verdict, "unknown")
     if decision.unknown_checks and status == "failed":
         status = "unknown"
-    logger.info("audited: %s %s, case %s", status, decision.reason, case_action)
+    logger.debug("audited: %s %s, case %s", status, decision.reason, case_action)
     return AuditOutcome(
         facts.vanpool_id,
         status,

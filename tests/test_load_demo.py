@@ -308,3 +308,22 @@ def test_the_demo_file_is_in_the_documented_shape():
 def test_it_reports_where_the_file_is(db):
     output = load_demo("--password", PASSWORD)
     assert output.startswith(f"Imported {Path('fixtures', 'demo', 'program.json')}:")
+
+
+@pytest.mark.django_db
+def test_it_audits_the_whole_program_after_loading_it():
+    from cases.models import Case
+
+    output = load_demo("--password", PASSWORD)
+    assert "Auditing every vanpool:" in output
+    opened = set(Case.objects.values_list("vanpool__vanpool_id", flat=True))
+    assert opened == {case["vanpool_id"] for case in SEEDED["expected_cases"]}
+    assert "unchanged (already audited)" in load_demo("--password", PASSWORD)
+
+
+@pytest.mark.django_db
+def test_it_loads_without_auditing_when_asked():
+    from cases.models import Verification
+
+    load_demo("--password", PASSWORD, "--no-audit")
+    assert not Verification.objects.exists()

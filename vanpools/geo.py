@@ -1,79 +1,110 @@
-"""Geography for the location check: ZIP centroids, great-circle miles, providers.
+"""Geography for the location check: great-circle miles, ZIP centroids, commute miles.
 
-ZIP centroids come from the offline ``zipcodes`` table (no network, no
-download at run time). Commute miles are straight-line miles times a
-circuity factor by default; ``DISTANCE_PROVIDER`` names another provider
-(e.g. a routing service) with the same interface.
+Everything here works offline. ZIP centroids come from the table bundled with
+the ``zipcodes`` package, and the default commute distance is the great-circle
+distance × a circuity factor, because roads are not straight. A routing
+service can replace that by naming its class in the ``DISTANCE_PROVIDER``
+setting.
 """
 
+import functools
 import math
 import re
-from dataclasses import dataclass
-from functools import lru_cache
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import zipcodes
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.module_loading import import_string
 
+from agents.facts import Point
+
+# The mean Earth radius; fixtures/demo/seeded.json was computed with it too.
 EARTH_RADIUS_MILES = 3958.8
-_ZIP = re.compile(r"^(\d{5})(?:-?\d{4})?$")
+DEFAULT_DISTANCE_PROVIDER = "vanpools.geo.OfflineDistanceProvider"
 
-
-@dataclass(frozen=True)
-class Point:
-    lat: float
-    lng: float
+# ASCII digits only: \d would also accept Arabic-Indic or full-width digits,
+# which no ZIP table knows. ZIP+4 may come with or without its hyphen.
+_ZIP_RE = re.compile(r"([0-9]{5})(?:-?[0-9]{4})?")
 
 
 def haversine_miles(a: Point, b: Point) -> float:
-    lat1, lat2 = math.radians(a.lat), math.radians(b.lat)
-    dlat = lat2 - lat1
-    dlng = math.radians(b.lng - a.lng)
-    h = math.sin(dlat / 2) ** 2 + math.cos(lat1) * math.cos(lat2) * math.sin(dlng / 2) ** 2
-    return 2 * EARTH_RADIUS_MILES * math.asin(min(1.0, math.sqrt(h)))
+    """Great-circle distance in miles."""
+    lat1, lng1, lat2, lng2 = map(math.radians, (a.lat, a.lng, b.lat, b.lng))
+    h = (
+        math.sin((lat2 - lat1) / 2) ** 2
+        + math.cos(lat1) * math.cos(lat2) * math.sin((lng2 - lng1) / 2) ** 2
+    )
+    # Rounding can push h a hair above 1 for near-antipodal points.
+    return 2 * EARTH_RADIUS_MILES * math.asin(math.sqrt(min(1.0, h)))
 
 
-def normalise_zip(raw: object) -> str | None:
-    """The 5-digit ZIP of '01810', '01810-4321' or '018104321'; None for anything else."""
+def is_plausible(point: Point) -> bool:
+    """A real place: finite, in range, and not (0, 0), which data uses for "no location"."""
+    lat, lng = point.lat, point.lng
+    if not (math.isfinite(lat) and math.isfinite(lng)):
+        return False
+    return -90 <= lat <= 90 and -180 <= lng <= 180 and (lat, lng) != (0, 0)
+
+
+def normalise_zip(raw: str | None) -> str | None:
+    """The 5-digit ZIP of a ZIP or ZIP+4 ("02139-4307" → "02139"); anything else → None."""
     if not isinstance(raw, str):
         return None
-    match = _ZIP.match(raw.strip())
+    match = _ZIP_RE.fullmatch("".join(raw.split()))
     return match[1] if match else None
 
 
-@lru_cache(maxsize=65536)
-def zip_centroid(zip_code: str) -> Point | None:
-    """Centroid of a real US ZIP, or None when the ZIP is malformed or does not exist."""
+def zip_centroid(zip_code: str | None) -> Point | None:
+    """The centre of a ZIP (or ZIP+4) from the offline table; None when it cannot be placed."""
     zip5 = normalise_zip(zip_code)
-    if zip5 is None:
-        return None
+    return _centroid(zip5) if zip5 else None
+
+
+# Keyed by the normalised 5-digit ZIP, so at most 100,000 entries: no eviction needed.
+@functools.cache  # lru_cache without a bound
+def _centroid(zip5: str) -> Point | None:
     try:
-        matches = zipcodes.matching(zip5)
+        rows = zipcodes.matching(zip5)
     except (ValueError, TypeError):
         return None
-    for match in matches:
+    for row in rows:
         try:
-            return Point(float(match["lat"]), float(match["long"]))
+            point = Point(float(row["lat"]), float(row["long"]))
         except (KeyError, TypeError, ValueError):
             continue
+        # Military APO/FPO ZIPs are listed at (0, 0): in the table, not on a map.
+        if is_plausible(point):
+            return point
     return None
 
 
+@runtime_checkable
 class DistanceProvider(Protocol):
+    """How far a home is from a pickup point.
+
+    ``name`` is recorded on every piece of distance evidence, so an auditor can
+    tell which method produced a number. Providers are built with no arguments
+    by ``get_distance_provider``; they read their own settings.
+    """
+
     name: str
 
     def commute_miles(self, home: Point, pickup: Point) -> tuple[float, float]:
-        """(straight-line miles, commute miles) from home to the pickup point."""
+        """(straight-line miles, commute miles) from home to pickup."""
+        raise NotImplementedError
 
 
 class OfflineDistanceProvider:
-    """Great-circle miles × a circuity factor: roads are longer than the crow flies."""
+    """Great-circle miles × a circuity factor: no network, and the same answer every time."""
 
     def __init__(self, circuity: float | None = None) -> None:
-        self.circuity = circuity if circuity is not None else settings.COMMUTE_CIRCUITY_FACTOR
-        self.name = f"great_circle×{self.circuity:g}"
+        circuity = settings.COMMUTE_CIRCUITY_FACTOR if circuity is None else circuity
+        # Below 1 a road would be shorter than the straight line between its ends.
+        if not circuity >= 1:
+            raise ValueError(f"circuity must be at least 1, not {circuity!r}")
+        self.circuity = circuity
+        self.name = f"offline great-circle × {circuity:g}"
 
     def commute_miles(self, home: Point, pickup: Point) -> tuple[float, float]:
         straight = haversine_miles(home, pickup)
@@ -81,11 +112,19 @@ class OfflineDistanceProvider:
 
 
 def get_distance_provider() -> DistanceProvider:
-    path = settings.DISTANCE_PROVIDER
+    """The provider named by the DISTANCE_PROVIDER setting (the offline one by default)."""
+    path = getattr(settings, "DISTANCE_PROVIDER", "") or DEFAULT_DISTANCE_PROVIDER
     try:
         provider_class = import_string(path)
     except ImportError as exc:
         raise ImproperlyConfigured(
-            f"DISTANCE_PROVIDER={path!r} cannot be imported: {exc}"
+            f"DISTANCE_PROVIDER={path!r} cannot be imported ({exc}). Give the dotted path "
+            f"to a distance provider class, e.g. {DEFAULT_DISTANCE_PROVIDER!r}."
         ) from None
-    return provider_class()
+    provider = provider_class() if isinstance(provider_class, type) else None
+    if not isinstance(provider, DistanceProvider):
+        raise ImproperlyConfigured(
+            f"DISTANCE_PROVIDER={path!r} is not a distance provider class: it needs a "
+            "`name` and a `commute_miles(home, pickup)` method (see vanpools.geo)."
+        )
+    return provider

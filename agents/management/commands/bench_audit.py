@@ -6,6 +6,7 @@ is deterministic (fixed seed): mostly clean vanpools, ~5 % with a far rider,
 """
 
 import datetime as dt
+import logging
 import random
 import resource
 import statistics
@@ -59,6 +60,8 @@ class Command(BaseCommand):
     ) -> None:
         if vanpools < 1 or not 1 <= riders_per_vanpool <= 60:
             raise CommandError("--vanpools must be ≥ 1 and --riders-per-vanpool between 1 and 60")
+        # Case events log one line each; thousands would bury the figures.
+        logging.getLogger("cases").setLevel(logging.WARNING)
         with scratch_database():
             started = time.perf_counter()
             ids = build_program(vanpools, riders_per_vanpool, random.Random(seed))

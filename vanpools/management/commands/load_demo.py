@@ -3,6 +3,7 @@
 import os
 from typing import Any
 
+from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.urls import reverse
 
@@ -30,6 +31,9 @@ class Command(BaseCommand):
             help="set new passwords on existing demo users too",
         )
         parser.add_argument("--force", action="store_true", help="load even when PRODUCTION is on")
+        parser.add_argument(
+            "--no-audit", action="store_true", help="load only; skip the full audit that follows"
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         password = options["password"] or os.environ.get("DEMO_PASSWORD") or None
@@ -44,9 +48,14 @@ class Command(BaseCommand):
         except ImportFailed as exc:
             lines = [str(exc), *(f"  {error}" for error in exc.errors)]
             raise CommandError("\n".join(lines)) from None
-        self._report(result)
+        self._report_import(result)
+        if not options["no_audit"]:
+            self.stdout.write("")
+            self.stdout.write("Auditing every vanpool:")
+            call_command("audit_vanpools", "--all", stdout=self.stdout, stderr=self.stderr)
+        self._report_logins(result)
 
-    def _report(self, result: DemoResult) -> None:
+    def _report_import(self, result: DemoResult) -> None:
         self.stdout.write(f"Imported {result.imported.source}:")
         for line in result.imported.summary_lines():
             self.stdout.write(f"  {line}")
@@ -57,6 +66,8 @@ class Command(BaseCommand):
             )
         if result.changed_nothing:
             self.stdout.write("The demo was already loaded: everything unchanged.")
+
+    def _report_logins(self, result: DemoResult) -> None:
         self.stdout.write("")
         self.stdout.write(self.style.SUCCESS(f"Log in at {SERVER}{reverse('admin:index')}"))
         for login in result.logins:

@@ -1,0 +1,224 @@
+"""vanpools.geo: great-circle miles, ZIP normalisation and centroids, distance providers."""
+
+import math
+import re
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+from django.test import override_settings
+
+from agents.facts import Point
+from vanpools import geo
+from vanpools.geo import (
+    EARTH_RADIUS_MILES,
+    DistanceProvider,
+    OfflineDistanceProvider,
+    get_distance_provider,
+    haversine_miles,
+    is_plausible,
+    normalise_zip,
+    zip_centroid,
+)
+
+SFO = Point(37.6213, -122.3790)
+LAX = Point(33.9416, -118.4085)
+JFK = Point(40.6413, -73.7781)
+
+
+class FixedProvider:
+    """A stand-in routing service: every home is 12 straight miles, 20 by road."""
+
+    name = "fixed-test-router"
+
+    def commute_miles(self, home: Point, pickup: Point) -> tuple[float, float]:
+        return 12.0, 20.0
+
+
+class NotAProvider:
+    name = "no commute_miles method"
+
+
+NOT_A_CLASS = "just a string"
+
+
+# --- haversine -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "miles"),
+    [
+        (SFO, LAX, 337.0),  # published great-circle distance SFO–LAX
+        (JFK, LAX, 2475.0),  # and JFK–LAX
+        (SFO, SFO, 0.0),
+    ],
+)
+def test_it_measures_known_great_circle_distances(a: Point, b: Point, miles: float):
+    # Published figures are on the ellipsoid; a sphere is within half a percent.
+    assert haversine_miles(a, b) == pytest.approx(miles, rel=0.005, abs=1e-9)
+    assert haversine_miles(b, a) == pytest.approx(haversine_miles(a, b))
+
+
+def test_it_measures_one_degree_of_latitude_on_the_demo_earth():
+    # 3958.8 mi radius: the figure fixtures/demo/seeded.json was computed with.
+    one_degree = haversine_miles(Point(40, -100), Point(41, -100))
+    assert one_degree == pytest.approx(EARTH_RADIUS_MILES * math.pi / 180)
+
+
+def test_it_measures_antipodes_without_a_domain_error():
+    assert haversine_miles(Point(0, 0), Point(0, 180)) == pytest.approx(
+        math.pi * EARTH_RADIUS_MILES
+    )
+
+
+@pytest.mark.parametrize(
+    ("point", "plausible"),
+    [
+        (Point(37.5, -122.0), True),
+        (Point(-33.9, 151.2), True),
+        (Point(0, 0), False),  # the usual "no location" sentinel
+        (Point(91, 0), False),
+        (Point(45, -181), False),
+        (Point(math.nan, 10), False),
+        (Point(10, math.inf), False),
+    ],
+)
+def test_it_knows_a_real_place_from_a_sentinel(point: Point, plausible: bool):
+    assert is_plausible(point) is plausible
+
+
+# --- ZIPs ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("94538", "94538"),
+        ("01810", "01810"),  # leading zeros kept
+        ("00901", "00901"),
+        ("02139-4307", "02139"),  # ZIP+4
+        ("021394307", "02139"),  # ZIP+4 without its hyphen
+        (" 94538 ", "94538"),
+        ("94538 - 1234", "94538"),
+        ("", None),
+        ("   ", None),
+        ("ABCDE", None),
+        ("1234", None),  # a ZIP that lost its leading zero stays unplaced: no guessing
+        ("9021", None),
+        ("123456", None),
+        ("94538-12", None),
+        ("94538-", None),
+        ("９４５３８", None),  # full-width digits are not ASCII digits
+        (None, None),
+        (94538, None),
+    ],
+)
+def test_it_normalises_zips(raw, expected):
+    assert normalise_zip(raw) == expected
+
+
+def test_it_places_a_real_zip_at_its_centroid():
+    assert zip_centroid("94538") == Point(37.5308, -121.9712)
+    assert zip_centroid("02139") == Point(42.3647, -71.1042)
+
+
+def test_it_places_a_zip_plus_four_at_its_five_digit_centroid():
+    assert zip_centroid("02139-4307") == zip_centroid("02139")
+    assert zip_centroid("94538 ") == zip_centroid("94538")
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "00000",  # well-formed, not a ZIP
+        "99999",
+        "02999",
+        "09001",  # military APO: listed at (0, 0)
+        "ABCDE",
+        "",
+        "1234",
+        "9021",
+        None,
+    ],
+)
+def test_it_cannot_place_junk_or_unknown_zips(raw):
+    assert zip_centroid(raw) is None
+
+
+def test_it_looks_each_zip_up_once(monkeypatch):
+    calls = []
+    real = geo.zipcodes.matching
+
+    def counting(zip_code: str) -> list[dict]:
+        calls.append(zip_code)
+        return real(zip_code)
+
+    geo._centroid.cache_clear()
+    monkeypatch.setattr(geo.zipcodes, "matching", counting)
+    try:
+        for raw in ("94538", "94538-1234", "94538", "ABCDE"):
+            zip_centroid(raw)
+    finally:
+        geo._centroid.cache_clear()
+    assert calls == ["94538"]
+
+
+# --- distance providers -----------------------------------------------------------------
+
+
+def test_it_measures_offline_commutes_as_great_circle_times_circuity():
+    straight, commute = OfflineDistanceProvider(1.25).commute_miles(SFO, LAX)
+    assert straight == pytest.approx(haversine_miles(SFO, LAX))
+    assert commute == pytest.approx(straight * 1.25)
+
+
+@override_settings(COMMUTE_CIRCUITY_FACTOR=1.5)
+def test_it_takes_the_circuity_from_settings():
+    provider = OfflineDistanceProvider()
+    assert provider.circuity == 1.5
+    assert provider.name == "offline great-circle × 1.5"
+
+
+@pytest.mark.parametrize("circuity", [0.9, 0, -1, math.nan])
+def test_it_refuses_a_circuity_below_one(circuity: float):
+    with pytest.raises(ValueError, match="circuity"):
+        OfflineDistanceProvider(circuity)
+
+
+def test_it_builds_the_offline_provider_by_default():
+    provider = get_distance_provider()
+    assert isinstance(provider, OfflineDistanceProvider)
+    assert provider.circuity == 1.2
+    assert isinstance(provider, DistanceProvider)
+
+
+@override_settings(DISTANCE_PROVIDER="")
+def test_it_falls_back_to_the_offline_provider_when_the_setting_is_blank():
+    assert isinstance(get_distance_provider(), OfflineDistanceProvider)
+
+
+@override_settings(DISTANCE_PROVIDER="tests.test_geo.FixedProvider")
+def test_it_builds_the_provider_named_in_settings():
+    provider = get_distance_provider()
+    assert isinstance(provider, FixedProvider)
+    assert provider.commute_miles(SFO, LAX) == (12.0, 20.0)
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["nowhere.Provider", "vanpools.geo.NoSuchProvider", "not-a-dotted-path"],
+)
+def test_it_explains_a_provider_path_it_cannot_import(path: str):
+    with (
+        override_settings(DISTANCE_PROVIDER=path),
+        pytest.raises(ImproperlyConfigured, match=re.escape(f"'{path}' cannot be imported")),
+    ):
+        get_distance_provider()
+
+
+@pytest.mark.parametrize("path", ["tests.test_geo.NotAProvider", "tests.test_geo.NOT_A_CLASS"])
+def test_it_refuses_a_path_that_is_not_a_provider_class(path: str):
+    with (
+        override_settings(DISTANCE_PROVIDER=path),
+        pytest.raises(ImproperlyConfigured, match="is not a distance provider class"),
+    ):
+        get_distance_provider()
