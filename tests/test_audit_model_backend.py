@@ -115,7 +115,7 @@ def test_it_sends_a_disagreement_with_the_rules_to_a_human(server):
 
 
 def test_it_falls_back_to_the_rules_and_records_the_error_when_the_model_fails(server):
-    vanpool_id, _, odd = van_with_free_text_rider()
+    vanpool_id, *_ = van_with_free_text_rider()
     server.reply(Scripted(status=500, body=api_error("boom")))
     outcome = audit_vanpool(vanpool_id, audit_date=AUDIT_DATE)
     assert outcome.status == "unknown"
