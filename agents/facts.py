@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from django.db.models import Prefetch
 
+from vanpools.geo import Point  # re-exported: facts are made of points
 from vanpools.models import Employee, Leave, Rider, Shift, Vanpool
 
 __all__ = [
@@ -22,12 +23,6 @@ __all__ = [
     "facts_json",
     "preload_vanpools",
 ]
-
-
-@dataclass(frozen=True)
-class Point:
-    lat: float
-    lng: float
 
 
 @dataclass(frozen=True)

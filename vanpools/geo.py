@@ -10,6 +10,7 @@ setting.
 import functools
 import math
 import re
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 import zipcodes
@@ -17,7 +18,12 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.module_loading import import_string
 
-from agents.facts import Point
+
+@dataclass(frozen=True)
+class Point:
+    lat: float
+    lng: float
+
 
 # The mean Earth radius; fixtures/demo/seeded.json was computed with it too.
 EARTH_RADIUS_MILES = 3958.8
