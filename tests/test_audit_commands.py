@@ -202,3 +202,65 @@ def test_it_benchmarks_a_small_program_in_a_scratch_database(tmp_path):
     assert result.returncode == 0, result.stderr
     assert "audited: 30 in" in result.stdout
     assert "model calls: 0" in result.stdout
+
+
+@pytest.mark.django_db
+def test_it_refuses_the_openai_backend_without_a_key(settings):
+    settings.OPENAI_API_KEY = ""
+    with pytest.raises(CommandError, match="needs OPENAI_API_KEY"):
+        call_command("evaluate", str(EVAL / "shift.jsonl"), "--backend", "openai")
+
+
+def test_it_evaluates_on_the_openai_backend_against_a_compatible_server(tmp_path):
+    from tests.llm_server import FakeLLMServer, Scripted, completion
+
+    case = {
+        "kind": "shift",
+        "id": "free-text",
+        "audit_date": "2026-11-23",
+        "vanpool": {
+            "schedule": [
+                {"day": d, "start": "07:00", "end": "16:00"}
+                for d in ("Mon", "Tue", "Wed", "Thu", "Fri")
+            ]
+        },
+        "riders": [
+            {
+                "employee_id": "E1",
+                "shift": {"name": "HR text", "schedule_text": "weekdays, seven till four"},
+            }
+        ],
+        "expected": {"verdict": "pass", "flagged": []},
+    }
+    path = tmp_path / "one.jsonl"
+    path.write_text(json.dumps(case) + "\n")
+    answer = {
+        "check": "shift",
+        "verdict": "pass",
+        "confidence": 4,
+        "reasoning": "Weekdays 7-16.",
+        "riders": [{"employee_id": "EVAL0-E1", "verdict": "pass", "reason": "7 till 4"}],
+    }
+    server = FakeLLMServer().start()
+    try:
+        server.reply(Scripted(body=completion(json.dumps(answer))))
+        env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+        result = subprocess.run(
+            [sys.executable, "manage.py", "evaluate", str(path), "--backend", "openai", "--json"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=env
+            | {
+                "OPENAI_API_KEY": "sk-test",
+                "OPENAI_BASE_URL": server.base_url,
+                "LOG_LEVEL": "warning",
+            },
+        )
+    finally:
+        server.stop()
+    assert result.returncode == 0, result.stdout + result.stderr
+    report = json.loads(result.stdout)
+    assert report["metrics"]["model_calls_per_case"] == 1.0
+    assert report["cases"][0]["got"] == {"verdict": "pass", "flagged": []}

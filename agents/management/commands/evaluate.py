@@ -3,6 +3,7 @@
 import json
 from pathlib import Path
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.test.utils import override_settings
 
@@ -27,6 +28,10 @@ class Command(BaseCommand):
             cases = [case for path in files for case in read_cases(path)]
         except EvalFileError as exc:
             raise CommandError(f"not an evaluation file:\n{exc}") from None
+        if backend == "openai" and not settings.OPENAI_API_KEY:
+            raise CommandError(
+                "--backend openai needs OPENAI_API_KEY (and OPENAI_BASE_URL for a local server)"
+            )
         overrides = {"LLM_BACKEND": backend} if backend else {}
         with scratch_database(), override_settings(**overrides):
             report = run_cases(cases)
