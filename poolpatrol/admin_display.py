@@ -49,11 +49,18 @@ def _label(key: object) -> str:
     return str(key).replace("_", " ")
 
 
+def _is_citation(value: object) -> bool:
+    return isinstance(value, Mapping) and {"record", "id", "field"} <= set(value)
+
+
 def _cell_text(value: object) -> str:
     if value is None:
         return EMPTY
     if isinstance(value, bool):
         return "yes" if value else "no"
+    # Evidence cites its sources as {record, id, field}: "employee EMP-1 · home_zip".
+    if isinstance(value, list) and value and all(_is_citation(item) for item in value):
+        return "; ".join(f"{c['record']} {c['id']} · {c['field']}" for c in value)
     if isinstance(value, dict | list):
         return json.dumps(value, ensure_ascii=False, default=str)
     return str(value)
@@ -69,6 +76,8 @@ def records_table(items: object) -> SafeString | str:
         return _cell_text(items)
     rows = [item if isinstance(item, Mapping) else {"value": item} for item in items]
     columns = list(dict.fromkeys(key for row in rows for key in row))
+    # Sources read best after the facts they support.
+    columns.sort(key=lambda column: column == "cites")
     head = format_html_join("", '<th scope="col">{}</th>', ((_label(c),) for c in columns))
     body = format_html_join("", "<tr>{}</tr>", ((_row_cells(row, columns),) for row in rows))
     return format_html(

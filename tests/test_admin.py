@@ -531,3 +531,18 @@ def test_it_keeps_a_status_change_made_while_the_form_was_open(auditor_client, m
     assert case.status == Case.Status.PENDING_REPLY
     assert case.meta["updated_by"] == "agent:outreach"
     assert case.reply_deadline is not None
+
+
+def test_it_shows_evidence_citations_as_short_text():
+    from poolpatrol.admin_display import records_table
+
+    html = records_table(
+        [
+            {
+                "type": "distance_check",
+                "cites": [{"record": "employee", "id": "EMP-1", "field": "home_zip"}],
+            }
+        ]
+    )
+    assert "employee EMP-1 · home_zip" in html
+    assert "&quot;record&quot;" not in html

@@ -81,7 +81,7 @@ class Command(BaseCommand):
 
     def print_summary(self, outcomes: list[AuditOutcome], seconds: float) -> None:
         statuses = Counter(o.status for o in outcomes)
-        reasons = Counter(o.reason for o in outcomes if o.status in ("failed", "unknown"))
+        reasons = Counter(o.reason for o in outcomes if o.status == "failed")
         actions = Counter(o.case_action for o in outcomes)
         rows = [
             ("audited", len(outcomes)),
