@@ -18,11 +18,13 @@ from django.db import connection
 def scratch_database() -> Iterator[str]:
     """Switch the default connection to a new, migrated database; drop it after."""
     original_name = connection.settings_dict["NAME"]
+    test_settings = connection.settings_dict.setdefault("TEST", {})
+    # Tables straight from the models, not by replaying every migration: the
+    # scratch data is synthetic and needs no data migrations (groups, schedules).
+    test_settings["MIGRATE"] = False
     with tempfile.TemporaryDirectory(prefix="poolpatrol-scratch-") as folder:
         if connection.vendor == "sqlite":
-            connection.settings_dict.setdefault("TEST", {})["NAME"] = str(
-                Path(folder) / "scratch.sqlite3"
-            )
+            test_settings["NAME"] = str(Path(folder) / "scratch.sqlite3")
         name = connection.creation.create_test_db(
             verbosity=0, autoclobber=True, serialize=False, keepdb=False
         )
