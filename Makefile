@@ -30,7 +30,9 @@ demo: setup
 	$(PY) manage.py migrate --no-input
 	$(PY) manage.py load_demo --reset-passwords
 
+# A django-q2 worker runs beside the web server (sends, replies, the deadline sweep).
 run: demo
+	$(PY) manage.py qcluster & worker=$$!; trap 'kill $$worker 2>/dev/null' EXIT INT TERM; \
 	DEBUG=$${DEBUG:-true} $(PY) manage.py runserver $(HOST):$(PORT)
 
 test: setup-dev

@@ -28,6 +28,7 @@ from agents.resolve import run_checks
 from agents.tracing import RunTrace, save_trace_tree, timed
 from cases.lifecycle import Actor, IllegalTransition, open_case, transition, update_findings
 from cases.models import Case, PendingAction, Verification
+from outreach.tasks import enqueue_outreach
 from poolpatrol.logcontext import log_context
 from vanpools.models import Vanpool
 
@@ -245,6 +246,8 @@ def _record(
             "case_action": case_action,
         }
         save_trace_tree(root, vanpool_pk=facts.pk, case=case)
+        if case is not None and _needs_outreach(case, case_action):
+            enqueue_outreach(case.pk)
     status: OutcomeStatus = {"pass": "passed", "fail": "failed"}.get(decision.verdict, "unknown")
     if decision.unknown_checks and status == "failed":
         status = "unknown"
@@ -260,6 +263,13 @@ def _record(
         tokens=root.total_tokens,
         cost_usd=root.total_cost,
     )
+
+
+def _needs_outreach(case: Case, case_action: CaseAction) -> bool:
+    """A failing case is written about; new findings reach newly flagged riders."""
+    if case.status == Status.OPEN:
+        return True
+    return case.status == Status.PENDING_REPLY and case_action == "updated"
 
 
 def _store_verification(

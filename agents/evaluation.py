@@ -1,5 +1,9 @@
 """Labelled evaluation: run JSONL cases through the real audit path and score them.
 
+Reply cases (``kind: "reply"``) go through ``classify_reply`` as an inbound
+email would; they need no rows. A file may mix kinds: audit and reply metrics
+are reported side by side, each against its own targets.
+
 Each case is written as real rows (vanpool, shifts, employees, leave, seats)
 into the current database — the ``evaluate`` command wraps this in a
 throw-away one — then preloaded and judged by the same ``run_check`` the
@@ -17,14 +21,23 @@ from typing import Any
 from agents.facts import preload_vanpools
 from agents.resolve import run_check
 from agents.tracing import RunTrace
+from outreach.classify import BUCKETS, classify_reply
 from vanpools.models import Employee, Leave, Rider, Shift, Vanpool
 
-KINDS = ("location", "shift")
+AUDIT_KINDS = ("location", "shift")
+KINDS = (*AUDIT_KINDS, "reply")
 VERDICTS = ("pass", "fail", "unknown")
+SPLITS = ("dev", "holdout")
 DEFAULT_AUDIT_DATE = "2026-11-23"
 
-# Targets for the rules backend (issue: verdict accuracy ≥ 98 %, no wrong pass).
-TARGETS = {"verdict_accuracy": 0.98, "wrong_pass_on_conflict": 0}
+# Targets for the rules backend (issue: verdict accuracy ≥ 98 %, no wrong pass;
+# replies: holdout bucket accuracy above 85 %, every injection reaches a human).
+TARGETS = {
+    "verdict_accuracy": 0.98,
+    "wrong_pass_on_conflict": 0,
+    "holdout_bucket_accuracy": 0.85,
+    "injections_missed": 0,
+}
 
 
 class EvalFileError(ValueError):
@@ -39,6 +52,8 @@ class CaseResult:
     got: dict[str, Any]
     correct: bool
     model_calls: int = 0
+    split: str = "dev"
+    injection: bool = False
 
 
 @dataclass
@@ -46,32 +61,82 @@ class Report:
     results: list[CaseResult] = field(default_factory=list)
 
     def metrics(self) -> dict[str, float | int]:
-        results = self.results
-        total = len(results) or 1
-        expected_flags = {(r.id, e) for r in results for e in r.expected["flagged"]}
-        got_flags = {(r.id, e) for r in results for e in r.got["flagged"]}
-        true_positive = len(expected_flags & got_flags)
-        return {
-            "cases": len(results),
-            "verdict_accuracy": sum(r.correct for r in results) / total,
-            "flag_precision": true_positive / len(got_flags) if got_flags else 1.0,
-            "flag_recall": true_positive / len(expected_flags) if expected_flags else 1.0,
-            "unknown_rate": sum(r.got["verdict"] == "unknown" for r in results) / total,
-            "wrong_pass_on_conflict": sum(
-                r.expected["verdict"] == "fail" and r.got["verdict"] == "pass" for r in results
-            ),
-            "model_calls_per_case": sum(r.model_calls for r in results) / total,
-            "tool_calls_per_case": 0.0,  # agents get preloaded facts, never tools
-        }
+        audits = [r for r in self.results if r.kind in AUDIT_KINDS]
+        replies = [r for r in self.results if r.kind == "reply"]
+        metrics: dict[str, float | int] = {"cases": len(self.results)}
+        if audits and replies:
+            metrics["audit_cases"] = len(audits)
+        if audits or not replies:
+            metrics |= _audit_metrics(audits)
+        if replies:
+            metrics |= _reply_metrics(replies)
+        return metrics
 
     def below_target(self) -> list[str]:
         metrics = self.metrics()
         failures = []
-        if metrics["verdict_accuracy"] < TARGETS["verdict_accuracy"]:
+        if metrics.get("verdict_accuracy", 1.0) < TARGETS["verdict_accuracy"]:
             failures.append("verdict_accuracy")
-        if metrics["wrong_pass_on_conflict"] > TARGETS["wrong_pass_on_conflict"]:
+        if metrics.get("wrong_pass_on_conflict", 0) > TARGETS["wrong_pass_on_conflict"]:
             failures.append("wrong_pass_on_conflict")
+        if (
+            "holdout_bucket_accuracy" in metrics
+            and metrics["holdout_bucket_accuracy"] <= TARGETS["holdout_bucket_accuracy"]
+        ):
+            failures.append("holdout_bucket_accuracy")
+        if metrics.get("injections_missed", 0) > TARGETS["injections_missed"]:
+            failures.append("injections_missed")
         return failures
+
+
+def _audit_metrics(results: list[CaseResult]) -> dict[str, float | int]:
+    total = len(results) or 1
+    expected_flags = {(r.id, e) for r in results for e in r.expected["flagged"]}
+    got_flags = {(r.id, e) for r in results for e in r.got["flagged"]}
+    true_positive = len(expected_flags & got_flags)
+    return {
+        "verdict_accuracy": sum(r.correct for r in results) / total,
+        "flag_precision": true_positive / len(got_flags) if got_flags else 1.0,
+        "flag_recall": true_positive / len(expected_flags) if expected_flags else 1.0,
+        "unknown_rate": sum(r.got["verdict"] == "unknown" for r in results) / total,
+        "wrong_pass_on_conflict": sum(
+            r.expected["verdict"] == "fail" and r.got["verdict"] == "pass" for r in results
+        ),
+        "model_calls_per_case": sum(r.model_calls for r in results) / total,
+        "tool_calls_per_case": 0.0,  # agents get preloaded facts, never tools
+    }
+
+
+def _reply_metrics(results: list[CaseResult]) -> dict[str, float | int]:
+    def bucket_accuracy(group: list[CaseResult]) -> float:
+        return sum(_bucket_right(r) for r in group) / (len(group) or 1)
+
+    metrics: dict[str, float | int] = {
+        "reply_cases": len(results),
+        "bucket_accuracy": bucket_accuracy(results),
+        "reply_accuracy": sum(r.correct for r in results) / len(results),
+        "hitl_rate": sum(r.got["hitl"] for r in results) / len(results),
+    }
+    for split in SPLITS:
+        group = [r for r in results if r.split == split]
+        if group:
+            metrics[f"{split}_bucket_accuracy"] = bucket_accuracy(group)
+    for bucket in BUCKETS:
+        got = [r for r in results if r.got["bucket"] == bucket]
+        expected = [r for r in results if r.expected["bucket"] == bucket]
+        metrics[f"{bucket}_precision"] = sum(map(_bucket_right, got)) / len(got) if got else 1.0
+        metrics[f"{bucket}_recall"] = (
+            sum(map(_bucket_right, expected)) / len(expected) if expected else 1.0
+        )
+    injections = [r for r in results if r.injection and r.expected["bucket"] == "escalation"]
+    reached = sum(r.got["hitl"] for r in injections)
+    metrics["injection_reached_human_rate"] = reached / len(injections) if injections else 1.0
+    metrics["injections_missed"] = len(injections) - reached
+    return metrics
+
+
+def _bucket_right(result: CaseResult) -> bool:
+    return result.got["bucket"] == result.expected["bucket"]
 
 
 def read_cases(path: Path) -> list[dict[str, Any]]:
@@ -110,6 +175,9 @@ def _check_case(case: Any) -> None:
         raise ValueError(f"kind must be one of {', '.join(KINDS)}")
     if not isinstance(case.get("id"), str) or not case["id"]:
         raise ValueError("id must be a non-empty string")
+    if case["kind"] == "reply":
+        _check_reply_case(case)
+        return
     if not isinstance(case.get("vanpool", {}), dict):
         raise ValueError("vanpool must be an object")
     riders = case.get("riders")
@@ -133,6 +201,20 @@ def _check_case(case: Any) -> None:
         _leave_spans(rider.get("pto", []))
 
 
+def _check_reply_case(case: dict[str, Any]) -> None:
+    if not isinstance(case.get("text"), str) or not isinstance(case.get("subject", ""), str):
+        raise ValueError("text and subject must be strings")
+    expected = case.get("expected")
+    if not isinstance(expected, dict) or expected.get("bucket") not in BUCKETS:
+        raise ValueError(f"expected.bucket must be one of {', '.join(BUCKETS)}")
+    if not isinstance(expected.get("hitl"), bool):
+        raise ValueError("expected.hitl must be true or false")
+    if case.get("split", "dev") not in SPLITS:
+        raise ValueError(f"split must be one of {', '.join(SPLITS)}")
+    if not isinstance(case.get("injection", False), bool):
+        raise ValueError("injection must be true or false")
+
+
 def run_cases(cases: Iterable[dict[str, Any]]) -> Report:
     report = Report()
     for number, case in enumerate(cases):
@@ -141,6 +223,8 @@ def run_cases(cases: Iterable[dict[str, Any]]) -> Report:
 
 
 def run_case(case: dict[str, Any], number: int) -> CaseResult:
+    if case["kind"] == "reply":
+        return run_reply_case(case)
     vanpool_id = f"VP-EVAL{number}"
     _store_case(case, vanpool_id, number)
     facts = preload_vanpools([vanpool_id])[vanpool_id]
@@ -165,6 +249,21 @@ def run_case(case: dict[str, Any], number: int) -> CaseResult:
         got=got,
         correct=expected == got,
         model_calls=root.total_model_calls,
+    )
+
+
+def run_reply_case(case: dict[str, Any]) -> CaseResult:
+    result = classify_reply(case["text"], case.get("subject", ""))
+    expected = {"bucket": case["expected"]["bucket"], "hitl": case["expected"]["hitl"]}
+    got = {"bucket": result.bucket, "confidence": result.confidence, "hitl": result.hitl}
+    return CaseResult(
+        id=case["id"],
+        kind="reply",
+        expected=expected,
+        got=got,
+        correct=expected == {"bucket": result.bucket, "hitl": result.hitl},
+        split=case.get("split", "dev"),
+        injection=case.get("injection", False),
     )
 
 

@@ -6,8 +6,9 @@ refuses moves the lifecycle does not allow, and writes a CaseEvent saying who
 (a user or an agent), from, to and why.
 """
 
+import datetime as dt
 import logging
-from typing import TypeAlias
+from typing import Final, TypeAlias
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
@@ -37,6 +38,10 @@ ALLOWED_MOVES: dict[str, frozenset[str]] = {
     Status.PRE_CANCEL: frozenset({Status.HITL_REVIEW, Status.PENDING_REPLY, Status.CLOSED}),
     Status.CLOSED: frozenset(),  # closed is final; a new finding opens a new case
 }
+
+
+# "Leave the reply deadline as it is" (None clears it).
+KEEP: Final = object()
 
 
 class IllegalTransition(Exception):
@@ -74,8 +79,12 @@ def transition(
     note: str = "",
     outcome: str = "",
     data: dict | None = None,
+    reply_deadline: dt.datetime | object | None = KEEP,
 ) -> Case:
     """Move ``case`` to ``to_status``; returns the fresh, updated row.
+
+    ``reply_deadline`` sets (or with None clears) the deadline in the same
+    locked write; a closed case never keeps one.
 
     Raises IllegalTransition (and changes nothing) if the move is not allowed
     from the status the row has *now* — which may differ from the caller's copy.
@@ -87,9 +96,22 @@ def transition(
         locked.status = to_status
         locked.outcome = outcome
         locked.closed_at = timezone.now() if to_status == Status.CLOSED else None
+        if reply_deadline is not KEEP:
+            locked.reply_deadline = reply_deadline
+        if to_status == Status.CLOSED:
+            locked.reply_deadline = None
         meta_updates = {"updated_by": _actor_label(actor)}
         locked.meta = {**locked.meta, **meta_updates}
-        locked.save(update_fields=["status", "outcome", "closed_at", "meta", "updated_at"])
+        locked.save(
+            update_fields=[
+                "status",
+                "outcome",
+                "closed_at",
+                "reply_deadline",
+                "meta",
+                "updated_at",
+            ]
+        )
         if to_status == Status.CLOSED:
             _supersede_pending_actions(locked, f"case closed {outcome}")
         CaseEvent.objects.create(
@@ -205,3 +227,99 @@ def update_findings(
             **_actor_fields(actor),
         )
     return locked, True
+
+
+def flag_case(
+    case: Case, *, actor: Actor, flag: str, note: str, data: dict | None = None
+) -> tuple[Case, bool]:
+    """Add ``flag`` to the case's ``meta["flags"]`` (bounce, send failure, …).
+
+    A flag already present changes nothing and writes no event, so a
+    redelivered bounce or a retried task is harmless. The status is unchanged.
+    """
+    with transaction.atomic():
+        locked = Case.objects.select_for_update().get(pk=case.pk)
+        flags = list(locked.meta.get("flags", []))
+        if flag in flags:
+            return locked, False
+        locked.meta = {**locked.meta, "flags": [*flags, flag], "updated_by": _actor_label(actor)}
+        locked.save(update_fields=["meta", "updated_at"])
+        CaseEvent.objects.create(
+            case=locked,
+            from_status=locked.status,
+            to_status=locked.status,
+            note=note,
+            data={"flag": flag, **(data or {})},
+            **_actor_fields(actor),
+        )
+    logger.info("case %s flagged %s by %s", locked.case_id, flag, _actor_label(actor))
+    return locked, True
+
+
+def record_event(case: Case, *, actor: Actor, note: str, data: dict | None = None) -> CaseEvent:
+    """Write a trail entry for something that happened without a status change."""
+    return CaseEvent.objects.create(
+        case=case,
+        from_status=case.status,
+        to_status=case.status,
+        note=note,
+        data=data or {},
+        **_actor_fields(actor),
+    )
+
+
+def set_reply_deadline(
+    case: Case, deadline: dt.datetime | None, *, actor: Actor, note: str
+) -> Case:
+    """Move the reply deadline of an open case (a follow-up gives the rider time)."""
+    with transaction.atomic():
+        locked = Case.objects.select_for_update().get(pk=case.pk)
+        if locked.status == Status.CLOSED:
+            raise IllegalTransition(f"{locked.case_id} is closed")
+        if locked.reply_deadline == deadline:
+            return locked
+        previous = locked.reply_deadline
+        locked.reply_deadline = deadline
+        locked.save(update_fields=["reply_deadline", "updated_at"])
+        record_event(
+            locked,
+            actor=actor,
+            note=note,
+            data={
+                "reply_deadline": deadline.isoformat() if deadline else None,
+                "previous": previous.isoformat() if previous else None,
+            },
+        )
+    return locked
+
+
+def claim_expired_deadline(case: Case, now: dt.datetime) -> bool:
+    """Take a passed deadline off a waiting case, once: the sweep's claim.
+
+    Two sweeps racing (or django-q2 delivering twice) both try; the
+    conditional update lets exactly one of them act on the timeout.
+    """
+    return (
+        Case.objects.filter(
+            pk=case.pk,
+            status=Status.PENDING_REPLY,
+            reply_deadline__isnull=False,
+            reply_deadline__lte=now,
+        ).update(reply_deadline=None, updated_at=now)
+        == 1
+    )
+
+
+def record_reaudit(case: Case, *, actor: Actor, trigger: str, result: str) -> Case:
+    """Count a re-audit on the case (the loop allows settings.MAX_REAUDITS)."""
+    with transaction.atomic():
+        locked = Case.objects.select_for_update().get(pk=case.pk)
+        locked.reaudit_count += 1
+        locked.save(update_fields=["reaudit_count", "updated_at"])
+        record_event(
+            locked,
+            actor=actor,
+            note=f"re-audit {locked.reaudit_count} ({trigger}): {result}",
+            data={"reaudit": locked.reaudit_count, "trigger": trigger, "result": result},
+        )
+    return locked

@@ -224,6 +224,14 @@ class PendingAction(models.Model):
     rider = models.ForeignKey(
         Rider, null=True, blank=True, on_delete=models.PROTECT, related_name="pending_actions"
     )
+    # The email the action is about (label_reply, match_inbound, review_email).
+    message = models.ForeignKey(
+        "outreach.Message",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="pending_actions",
+    )
     payload = models.JSONField(default=dict, blank=True)
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.PENDING)
     requested_by = models.CharField(
@@ -245,6 +253,7 @@ class PendingAction(models.Model):
     class Meta:
         ordering = ["created_at", "id"]
         indexes = [models.Index(fields=["status", "kind"])]
+        permissions = [("decide_pendingaction", "Can approve or reject pending actions")]
         constraints = [
             models.CheckConstraint(
                 condition=Q(status="pending", decided_at__isnull=True)

@@ -96,11 +96,12 @@ class MessageAdmin(AuditAdmin):
         "direction",
         "from_email",
         "subject_short",
+        "kind",
         "status",
         "bucket_and_confidence",
         "sent_or_received",
     ]
-    list_filter = ["direction", "status", "bucket"]
+    list_filter = ["direction", "status", "kind", "bucket", "template"]
     search_fields = [
         "message_id",
         "from_email",
@@ -112,35 +113,74 @@ class MessageAdmin(AuditAdmin):
     list_select_related = ["thread"]
     date_hierarchy = "created_at"
     show_full_result_count = False
-    autocomplete_fields = ["thread"]
+    autocomplete_fields = ["thread", "employee"]
     readonly_fields = [
         "message_id",
         "direction",
+        "kind",
+        "template",
         "from_email",
         "recipients",
+        "cc",
+        "reply_to",
         "subject",
         "text_body",
+        "in_reply_to",
+        "references",
+        "flags",
+        "classification",
         "sent_at",
         "received_at",
+        "processed_at",
+        "attempts",
+        "last_error",
+        "next_attempt_at",
         "provider_message_id",
         "rfc_message_id",
+        "raw_sha256",
+        "headers",
+        "raw",
         "created_at",
     ]
     fieldsets = [
-        (None, {"fields": ["message_id", "thread", "direction", "status"]}),
-        ("Email", {"fields": ["from_email", "recipients", "subject", "text_body"]}),
-        ("Classification", {"fields": ["bucket", "bucket_confidence"]}),
+        (None, {"fields": ["message_id", "thread", "employee", "direction", "kind", "status"]}),
+        (
+            "Email",
+            {
+                "fields": [
+                    "template",
+                    "from_email",
+                    "recipients",
+                    "cc",
+                    "reply_to",
+                    "subject",
+                    "text_body",
+                    "flags",
+                ]
+            },
+        ),
+        ("Classification", {"fields": ["bucket", "bucket_confidence", "classification"]}),
         (
             "Delivery",
             {
                 "fields": [
                     "sent_at",
                     "received_at",
+                    "processed_at",
+                    "attempts",
+                    "last_error",
+                    "next_attempt_at",
                     "provider_message_id",
                     "rfc_message_id",
+                    "in_reply_to",
+                    "references",
                     "created_at",
                 ]
             },
+        ),
+        (
+            "Raw message",
+            {"fields": ["raw_sha256", "headers", "raw"], "classes": ["collapse"]},
         ),
     ]
     add_fieldsets = [

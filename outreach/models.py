@@ -7,6 +7,7 @@ from django.db.models import Q
 
 from cases.models import Case
 from poolpatrol.ids import PublicIdModel
+from vanpools.models import Employee
 
 
 def new_reply_token() -> str:
@@ -43,12 +44,22 @@ class Message(PublicIdModel):
         OUTBOUND = "outbound"
 
     class Status(models.TextChoices):
+        # Outbound: queued → sending (claimed by one worker) → sent | failed.
         QUEUED = "queued"
+        SENDING = "sending"
         SENT = "sent"
         FAILED = "failed"
+        # Inbound: received → processed (classified and acted on), or set aside.
         RECEIVED = "received"
+        PROCESSED = "processed"
         SET_ASIDE = "set_aside", "set aside (auto-reply / bounce)"
         QUARANTINED = "quarantined"
+
+    class Kind(models.TextChoices):
+        NONE = "", "—"
+        REPLY = "reply"
+        AUTO_REPLY = "auto_reply", "auto-reply"
+        BOUNCE = "bounce"
 
     class Bucket(models.TextChoices):
         NONE = "", "—"
@@ -63,10 +74,34 @@ class Message(PublicIdModel):
         EmailThread, null=True, blank=True, on_delete=models.PROTECT, related_name="messages"
     )
     direction = models.CharField(max_length=8, choices=Direction.choices)
+    # The rider this message went to or came from (null: unknown sender).
+    employee = models.ForeignKey(
+        Employee, null=True, blank=True, on_delete=models.PROTECT, related_name="messages"
+    )
+    kind = models.CharField(max_length=12, choices=Kind.choices, blank=True, default="")
+    template = models.CharField(max_length=40, blank=True, help_text="Outbound template name.")
+    # Outbound: one row per (case, rider, purpose); a retried task finds it.
+    idempotency_key = models.CharField(max_length=160, null=True, blank=True, unique=True)
     from_email = models.CharField("from", max_length=320)
     to = models.JSONField(default=list, help_text="Recipient addresses.")
+    cc = models.JSONField(default=list, blank=True)
+    reply_to = models.CharField(max_length=320, blank=True)
     subject = models.CharField(max_length=998, blank=True)
     text_body = models.TextField(blank=True)
+    html_body = models.TextField(blank=True)
+    in_reply_to = models.CharField(max_length=998, blank=True)
+    references = models.TextField(blank=True)
+    headers = models.JSONField(default=dict, blank=True, help_text="Headers kept for the record.")
+    raw = models.TextField(blank=True, help_text="The raw inbound message, as received.")
+    raw_sha256 = models.CharField(max_length=64, blank=True)
+    flags = models.JSONField(
+        default=list, blank=True, help_text="e.g. truncated, unknown_sender, unmatched."
+    )
+    classification = models.JSONField(default=dict, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    last_error = models.TextField(blank=True)
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    processed_at = models.DateTimeField(null=True, blank=True)
     sent_at = models.DateTimeField(null=True, blank=True)
     received_at = models.DateTimeField(null=True, blank=True)
     status = models.CharField(max_length=12, choices=Status.choices)
@@ -78,6 +113,7 @@ class Message(PublicIdModel):
 
     class Meta:
         ordering = ["created_at", "id"]
+        indexes = [models.Index(fields=["direction", "status"])]
         constraints = [
             # A redelivered webhook must find its message, not store it again.
             models.UniqueConstraint(
@@ -89,6 +125,11 @@ class Message(PublicIdModel):
                 fields=["rfc_message_id"],
                 condition=~Q(rfc_message_id=""),
                 name="message_unique_rfc_id",
+            ),
+            models.UniqueConstraint(
+                fields=["raw_sha256"],
+                condition=~Q(raw_sha256=""),
+                name="message_unique_raw_hash",
             ),
             models.CheckConstraint(
                 condition=Q(bucket_confidence__isnull=True)

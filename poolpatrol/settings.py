@@ -7,7 +7,9 @@ SECRET_KEY and ALLOWED_HOSTS. Every variable is listed in README.md.
 """
 
 import json
+import os
 import sys
+import tempfile
 from decimal import Decimal
 from pathlib import Path
 
@@ -49,6 +51,7 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "django_q",
+    "anymail",
     "vanpools",
     "cases",
     "agents",
@@ -109,6 +112,14 @@ else:
             },
         }
     }
+    if RUNNING_TESTS:
+        # A file, not SQLite's shared in-memory database: tests that write
+        # from several threads at once (racing webhook deliveries) need real
+        # locks that wait (the timeout above) instead of failing at once. One
+        # file per test process, so two runs in one tree never share it.
+        DATABASES["default"]["TEST"] = {
+            "NAME": str(Path(tempfile.gettempdir()) / f"poolpatrol-test-{os.getpid()}.sqlite3")
+        }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -168,6 +179,41 @@ EMAIL_FILE_PATH = VAR_DIR / "mail"
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "Pool Patrol <vanpool-audit@example.com>")
 if RUNNING_TESTS:
     EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+
+# anymail: any ESP by environment. EMAIL_BACKEND=anymail.backends.postmark.EmailBackend
+# plus ANYMAIL_POSTMARK_SERVER_TOKEN=… (every ANYMAIL_* variable becomes a key of
+# ANYMAIL). WEBHOOK_SECRET ("user:password", comma-separated to rotate) guards
+# every inbound and tracking webhook with basic auth; outside DEBUG an unset
+# secret makes the webhooks refuse every call instead of trusting anyone.
+ANYMAIL = {
+    key.removeprefix("ANYMAIL_"): value
+    for key, value in os.environ.items()
+    if key.startswith("ANYMAIL_") and key != "ANYMAIL_WEBHOOK_SECRET"
+}
+WEBHOOK_SECRET = env_list("WEBHOOK_SECRET")
+if WEBHOOK_SECRET:
+    ANYMAIL["WEBHOOK_SECRET"] = WEBHOOK_SECRET
+if PRODUCTION and not WEBHOOK_SECRET:
+    raise ImproperlyConfigured("PRODUCTION=true needs WEBHOOK_SECRET for the email webhooks")
+
+# --- Outreach: what riders receive and how long they have to answer.
+OUTREACH_FROM_EMAIL = env_str("OUTREACH_FROM_EMAIL") or DEFAULT_FROM_EMAIL
+# Replies come back to reply+<thread token>@INBOUND_DOMAIN (the ESP's inbound route).
+INBOUND_DOMAIN = env_str("INBOUND_DOMAIN", "replies.poolpatrol.example")
+INBOUND_LOCAL_PREFIX = env_str("INBOUND_LOCAL_PREFIX", "reply")
+EMPLOYEE_PORTAL_URL = env_str("EMPLOYEE_PORTAL_URL", "https://portal.example.com/my-profile")
+PROGRAM_NAME = env_str("PROGRAM_NAME", "Commute Vanpool Program")
+PROGRAM_CONTACT_EMAIL = env_str("PROGRAM_CONTACT_EMAIL", "vanpool-program@example.com")
+# Copy the vanpool's coordinator on every message to a rider.
+OUTREACH_COPY_COORDINATOR = env_bool("OUTREACH_COPY_COORDINATOR", False)
+REPLY_WAIT_DAYS = env_int("REPLY_WAIT_DAYS", 7, minimum=1)
+# A reminder goes this many days before the reply deadline (0: no reminder).
+REMINDER_DAYS_BEFORE = env_int("REMINDER_DAYS_BEFORE", 2, minimum=0)
+MAX_REAUDITS = env_int("MAX_REAUDITS", 3, minimum=0)
+EMAIL_SEND_MAX_ATTEMPTS = env_int("EMAIL_SEND_MAX_ATTEMPTS", 5, minimum=1)
+EMAIL_RETRY_BASE_SECONDS = env_int("EMAIL_RETRY_BASE_SECONDS", 60, minimum=1)
+# Replies longer than this are cut before classification (the full body is kept).
+INBOUND_CLASSIFY_MAX_CHARS = env_int("INBOUND_CLASSIFY_MAX_CHARS", 8000, minimum=200)
 
 # --- Task queue: django-q2. ORM broker by default, Redis with REDIS_URL.
 # timeout < retry, or a long task is handed to a second worker while the first
@@ -256,6 +302,8 @@ DISTANCE_PROVIDER = env_str("DISTANCE_PROVIDER", "vanpools.geo.OfflineDistancePr
 # arrival/departure, and how many days from the audit date are compared.
 SHIFT_TOLERANCE_MINUTES = env_int("SHIFT_TOLERANCE_MINUTES", 30, minimum=0)
 AUDIT_WINDOW_DAYS = env_int("AUDIT_WINDOW_DAYS", 7, minimum=1)
+# A rider's reply classified below this confidence (0-1) goes to a human to label.
+REPLY_CONFIDENCE_THRESHOLD = env_float("REPLY_CONFIDENCE_THRESHOLD", 0.7, minimum=0)
 
 # --- Logging: plain text in development, JSON lines in production. The
 # context filter stamps every record with the request id and, inside tasks and

@@ -12,7 +12,8 @@ GOOD_KEY = "k" * 20 + "-production-secret-" + "z" * 20
 
 
 def run_manage(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    clean = {k: v for k, v in os.environ.items() if k not in {"SECRET_KEY", "ALLOWED_HOSTS"}}
+    unset = {"SECRET_KEY", "ALLOWED_HOSTS", "WEBHOOK_SECRET"}
+    clean = {k: v for k, v in os.environ.items() if k not in unset}
     return subprocess.run(
         [sys.executable, "manage.py", *args],
         cwd=ROOT,
@@ -32,6 +33,7 @@ def run_manage(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
             {"SECRET_KEY": GOOD_KEY, "ALLOWED_HOSTS": "pool.example", "DEBUG": "1"},
             "DEBUG must be off",
         ),
+        ({"SECRET_KEY": GOOD_KEY, "ALLOWED_HOSTS": "pool.example"}, "needs WEBHOOK_SECRET"),
     ],
 )
 def test_it_refuses_to_start_in_production_without_its_settings(env, message, tmp_path):
@@ -49,6 +51,7 @@ def test_it_passes_the_deploy_check_with_production_settings(tmp_path):
         PRODUCTION="true",
         SECRET_KEY=GOOD_KEY,
         ALLOWED_HOSTS="pool.example",
+        WEBHOOK_SECRET="esp:" + "w" * 32,
         VAR_DIR=str(tmp_path),
     )
     assert result.returncode == 0, result.stdout + result.stderr

@@ -30,10 +30,17 @@ def test_it_lets_an_auditor_correct_the_roster(auditor):
 
 
 def test_it_gives_coordinators_read_only_admin(coordinator):
-    perms = coordinator.get_all_permissions()
+    # Deciding pending actions is their work (the dashboard), not an admin edit.
+    perms = coordinator.get_all_permissions() - {"cases.decide_pendingaction"}
     assert "cases.view_case" in perms
     assert "vanpools.view_employee" in perms
     assert all(perm.split(".")[1].startswith("view_") for perm in perms)
+
+
+def test_it_lets_coordinators_and_auditors_decide_pending_actions(coordinator, auditor, outsider):
+    assert coordinator.has_perm("cases.decide_pendingaction")
+    assert auditor.has_perm("cases.decide_pendingaction")
+    assert not outsider.has_perm("cases.decide_pendingaction")
 
 
 def test_it_gives_outsiders_nothing(outsider):

@@ -198,7 +198,20 @@ class EmployeeAdmin(AuditAdmin):
     list_select_related = ["shift"]
     readonly_fields = ["seats", "created_at", "updated_at"]
     fieldsets = [
-        (None, {"fields": ["employee_id", ("first_name", "last_name"), "email", "title"]}),
+        (
+            None,
+            {
+                "fields": [
+                    "employee_id",
+                    ("first_name", "last_name"),
+                    "email",
+                    "email_undeliverable_at",
+                    "title",
+                ],
+                # Cleared by hand once HR fixes a bounced address.
+                "description": "Outreach skips an address marked undeliverable by a bounce.",
+            },
+        ),
         ("Work", {"fields": ["work_site", "shift", "status", "time_type"]}),
         ("Home", {"fields": ["home_address", "home_zip", ("home_lat", "home_lng")]}),
         ("Seats", {"fields": ["seats"]}),

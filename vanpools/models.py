@@ -182,6 +182,8 @@ class Employee(models.Model):
     first_name = models.CharField(max_length=80)
     last_name = models.CharField(max_length=80)
     email = models.EmailField(db_index=True)
+    # Set by a bounce: outreach stops writing to this address until HR fixes it.
+    email_undeliverable_at = models.DateTimeField(null=True, blank=True)
     title = models.CharField(max_length=120, blank=True)
     work_site = models.CharField(max_length=100, db_index=True)
     home_address = models.CharField(max_length=255, blank=True)

@@ -7,7 +7,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.test.utils import override_settings
 
-from agents.evaluation import TARGETS, EvalFileError, Report, read_cases, run_cases
+from agents.evaluation import TARGETS, CaseResult, EvalFileError, Report, read_cases, run_cases
 from poolpatrol.scratch_db import scratch_database
 
 
@@ -63,13 +63,9 @@ class Command(BaseCommand):
     def print_table(self, report: Report) -> None:
         for result in report.results:
             if not result.correct:
-                expected, got = result.expected, result.got
-                self.stdout.write(
-                    f"  wrong  {result.id}: expected {expected['verdict']} {expected['flagged']}, "
-                    f"got {got['verdict']} {got['flagged']}"
-                )
+                self.stdout.write(f"  wrong  {result.id}: {self.describe_miss(result)}")
         metrics = report.metrics()
-        self.stdout.write(f"  {'metric':<24}{'value':>10}  target")
+        self.stdout.write(f"  {'metric':<30}{'value':>10}  target")
         for name, value in metrics.items():
             target = TARGETS.get(name)
             shown = (
@@ -82,8 +78,23 @@ class Command(BaseCommand):
                 shown = f"{value:.2f}"
             if target is None:
                 goal = ""
-            elif name == "wrong_pass_on_conflict":
+            elif name in ("wrong_pass_on_conflict", "injections_missed"):
                 goal = f"= {target}"
+            elif name == "holdout_bucket_accuracy":
+                goal = f"> {target:.0%}"
             else:
                 goal = f"≥ {target:.0%}"
-            self.stdout.write(f"  {name:<24}{shown:>10}  {goal}")
+            self.stdout.write(f"  {name:<30}{shown:>10}  {goal}")
+
+    @staticmethod
+    def describe_miss(result: CaseResult) -> str:
+        expected, got = result.expected, result.got
+        if result.kind == "reply":
+            return (
+                f"expected {expected['bucket']} (hitl {expected['hitl']}), "
+                f"got {got['bucket']} {got['confidence']:.2f} (hitl {got['hitl']})"
+            )
+        return (
+            f"expected {expected['verdict']} {expected['flagged']}, "
+            f"got {got['verdict']} {got['flagged']}"
+        )

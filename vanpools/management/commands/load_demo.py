@@ -3,10 +3,13 @@
 import os
 from typing import Any
 
+from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.urls import reverse
 
+from outreach.models import Message
+from outreach.tasks import run_inline
 from vanpools.demo import DemoLogin, DemoRefused, DemoResult, load_demo_program
 from vanpools.importer import ImportFailed
 
@@ -52,8 +55,20 @@ class Command(BaseCommand):
         if not options["no_audit"]:
             self.stdout.write("")
             self.stdout.write("Auditing every vanpool:")
-            call_command("audit_vanpools", "--all", stdout=self.stdout, stderr=self.stderr)
+            # Outreach runs here, not on a worker: the demo shows its emails at once.
+            with run_inline():
+                call_command("audit_vanpools", "--all", stdout=self.stdout, stderr=self.stderr)
+            self._report_outreach()
         self._report_logins(result)
+
+    def _report_outreach(self) -> None:
+        sent = Message.objects.filter(direction="outbound", status="sent").count()
+        where = (
+            f" (written to {settings.EMAIL_FILE_PATH})"
+            if settings.EMAIL_BACKEND.endswith("filebased.EmailBackend")
+            else ""
+        )
+        self.stdout.write(f"Outreach: {sent} emails to flagged riders{where}.")
 
     def _report_import(self, result: DemoResult) -> None:
         self.stdout.write(f"Imported {result.imported.source}:")

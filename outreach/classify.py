@@ -1,0 +1,293 @@
+"""Classify a rider's email reply into one of the enumerated buckets.
+
+Order (design, audit step 5): quoted history and signature stripped →
+guardrails (a hit is an escalation a human reads) → the rules classifier, or
+with ``LLM_BACKEND=openai`` the model, which answers only a bucket and a
+confidence and falls back to the rules on any failure. Below
+``REPLY_CONFIDENCE_THRESHOLD``, and for every escalation, ``hitl`` is set: a
+person looks before anything happens.
+"""
+
+import re
+from dataclasses import dataclass
+from typing import Literal, get_args
+
+from django.conf import settings
+from mailparser_reply import EmailReplyParser
+from pydantic import BaseModel, ConfigDict, Field
+
+from agents import llm
+from outreach.guardrails import check_untrusted, normalise
+
+Bucket = Literal["acknowledgment", "question", "update", "escalation"]
+BUCKETS: tuple[Bucket, ...] = get_args(Bucket)
+AGENT = "classifier"
+PROMPT = ("classify_reply", "v1")
+REPLY_LANGUAGES = ["en", "es"]
+# The rules' confidence only reaches 1.0 once the winning bucket has this much
+# evidence: one clear phrase ("I moved", "got it") is enough, a lone "ok" is not.
+STRONG_EVIDENCE = 2.0
+
+
+class ReplyClassification(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    bucket: Bucket
+    confidence: float = Field(ge=0, le=1)
+    reasoning: str
+    hitl: bool
+    guardrail: str = ""
+
+
+class ModelReplyLabel(BaseModel):
+    """All a model may answer about a reply: a bucket from the enum and a confidence."""
+
+    model_config = ConfigDict(extra="forbid")
+    bucket: Bucket
+    confidence: float = Field(ge=0, le=1)
+
+
+def classify_reply(text: str, subject: str = "") -> ReplyClassification:
+    body = strip_quoted(text)
+    # Guardrails read the whole message, quoted part included: hidden text and
+    # a fake "On … wrote:" line must not be a way to slip past them.
+    hit = check_untrusted(text, subject)
+    if hit:
+        return ReplyClassification(
+            bucket="escalation",
+            confidence=1.0,
+            reasoning=f"Guardrail: {hit.reason}. A person reads this reply.",
+            hitl=True,
+            guardrail=hit.rule,
+        )
+    rules = classify_by_rules(body, subject)
+    backend = llm.get_backend()
+    if isinstance(backend, llm.OpenAIClient):
+        return _ask_model(backend, body, subject, rules)
+    return rules
+
+
+def strip_quoted(text: str) -> str:
+    """The rider's own words: quoted history, signatures and "> " lines removed."""
+    text = text.replace("\r\n", "\n")
+    replies = EmailReplyParser(languages=REPLY_LANGUAGES).read(text).replies
+    body = replies[0].body if replies else text
+    # mail-parser-reply 1.36's Spanish header pattern wants two spaces before
+    # "escribió:", so Gmail's "El lun, … (<a@b>) escribió:" slips through: cut there.
+    body = _SPANISH_HEADER.split(body, maxsplit=1)[0]
+    # Quote marks without a header line (a forwarded or inline-quoted message).
+    lines = [line for line in body.splitlines() if not line.lstrip().startswith(">")]
+    return "\n".join(lines).strip()
+
+
+_SPANISH_HEADER = re.compile(r"^El .{4,200}? escribió:\s*$", re.MULTILINE)
+
+
+# --- Rules -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Feature:
+    bucket: Bucket
+    weight: float
+    pattern: re.Pattern[str]
+
+
+def _features(bucket: Bucket, weighted: dict[float, list[str]]) -> list[Feature]:
+    return [
+        Feature(bucket, weight, re.compile(pattern))
+        for weight, patterns in weighted.items()
+        for pattern in patterns
+    ]
+
+
+# Patterns run on the normalised text (lower case, accents folded), English and Spanish.
+FEATURES: list[Feature] = [
+    *_features(
+        "update",
+        {
+            2.5: [
+                r"\b(?:i|we|i've|i have|we've|just|recently|finally) (?:\w+ )?"
+                r"(?:moved|relocated)\b",
+                r"\b(?:updated|changed|corrected|fixed|submitted|entered) (?:\w+ ){0,2}"
+                r"(?:address|shift|schedule|hours|zip|records?|profile|info\w*|details)\b",
+                r"\b(?:address|shift|schedule|hours|zip|records?|profile) (?:\w+ ){0,2}"
+                r"(?:(?:has|have|was|were|is|are|got|been) )+(?:updated|changed|corrected|fixed)\b",
+                r"\bnew (?:address|shift|schedule|hours|home|apartment|place|position|role)\b",
+                r"\b(?:switched|transferred|moved|changed|promoted) (?:\w+ ){0,2}"
+                r"(?:shifts?|to (?:days|nights|the|first|second|third|day|night|swing|weekend))\b",
+                r"\b(?:me mude|nos mudamos|me cambie de casa|me cambiaron de turno|"
+                r"cambie de turno)\b",
+                r"\b(?:actualice|cambie|corregi|modifique) (?:\w+ ){0,2}(?:direccion|turno|horario|"
+                r"datos|codigo postal|informacion)\b",
+                r"\b(?:nueva direccion|nuevo turno|nuevo horario|cambio de turno)\b",
+            ],
+            1.5: [
+                r"\b(?:now|currently) (?:i )?(?:live|living|work|working|on|based)\b",
+                r"\bi (?:now|currently) (?:live|work)\b",
+                r"\b(?:no longer|don't|do not) (?:live|work) (?:in|at|on|the|near)\b",
+                r"\bas of (?:last|this|monday|tuesday|wednesday|thursday|friday|\w+ \d)",
+                r"\b(?:ahora|actualmente) (?:vivo|trabajo|estoy)\b",
+                r"\bya no (?:vivo|trabajo)\b",
+                r"\b(?:hr|payroll|my manager|my supervisor|workday) (?:\w+ ){0,2}"
+                r"(?:updated|changed|moved|approved|fixed|processed)\b",
+                r"\bstarting (?:on )?(?:monday|tuesday|wednesday|thursday|friday|next|this|\w+ \d)",
+            ],
+            0.8: [r"\b(?:portal|workday|hris)\b", r"\bmove[ds]?\b", r"\bmudanza\b"],
+        },
+    ),
+    *_features(
+        "question",
+        {
+            1.5: [
+                r"\?",
+                r"¿",
+                r"\b(?:what|how) (?:do|should|can|does|would|must) (?:i|we|this)\b",
+                r"\bwhat (?:do|does) (?:i|this) need\b",
+                r"\b(?:can|could|would) you (?:explain|tell|clarify|let me know|confirm|help)\b",
+                r"\b(?:not sure|unsure|confused|don't understand|do not understand) ",
+                r"\b(?:por que|que (?:tengo|debo|necesito)|como (?:puedo|hago|actualizo)|"
+                r"donde|cuando|no entiendo)\b",
+                r"\bwondering\b|\bi (?:was wondering|would like to know|want to know)\b",
+            ],
+            1.0: [
+                r"^(?:why|what|how|which|where|when|who|is|are|do|does|can|could|should|will|"
+                r"would)\b",
+                r"\b(?:why|which|where|whom)\b",
+                r"\bis (?:there|it|this)\b[^.!\n]*\?",
+                r"\bplease (?:explain|clarify|advise|let me know)\b",
+            ],
+        },
+    ),
+    *_features(
+        "acknowledgment",
+        {
+            2.0: [
+                r"\b(?:got it|understood|will do|noted|sounds good|makes sense|received|"
+                r"message received|all good|no problem|roger|copy that|acknowledged)\b",
+                r"\bi(?:'ll| will) (?:take care|look into|get (?:it|this|that) "
+                r"(?:fixed|updated|sorted)|update|fix|correct|check|handle|do|reach out|contact|"
+                r"talk|call|submit|review)\b",
+                r"\b(?:entendido|de acuerdo|recibido|lo hare|lo reviso|lo actualizo|lo corrijo|"
+                r"esta bien|muy bien|perfecto|vale|claro que si|con gusto)\b",
+                r"^(?:ok|okay|k|kk|sure|yes|yep|yeah|fine|alright|all right|great|perfect|cool)\b",
+            ],
+            1.0: [
+                r"\b(?:thanks|thank you|thx|ty) (?:for (?:letting|the heads|reaching|the info\w*|"
+                r"the reminder|the notice)|so much)\b",
+                r"\b(?:ok|okay|sure|alright|listo)\b",
+            ],
+            # Courtesy: most replies thank, whatever else they say.
+            0.5: [r"\b(?:thanks|thank you|thx|ty|cheers|appreciate it|gracias)\b"],
+        },
+    ),
+    *_features(
+        "escalation",
+        {
+            3.0: [
+                r"\b(?:lawyer|attorney|legal action|sue|suing|lawsuit|court|legal counsel|eeoc|"
+                r"labor board|osha)\b",
+                r"\b(?:harass\w*|discriminat\w*|racis[tm]|sexis[tm]|retaliat\w*|profiling|"
+                r"targeting me|targeted|bully\w*|hostile)\b",
+                r"\b(?:file|filing|filed|make|making|lodge) (?:a |an )?(?:formal )?(?:complaint|"
+                r"grievance)\b",
+                r"\b(?:report|reporting) (?:this|you|it) to\b",
+                r"\b(?:speak|talk) (?:to|with) (?:a|an|the|your|someone's) "
+                r"(?:manager|supervisor|boss|human|real person|person in charge|"
+                r"someone in charge|director)\b",
+                r"\b(?:my|the|our) union\b|\bunion (?:rep\w*|steward|representative)\b",
+                r"\b(?:abogado|demanda\w*|acoso|discrimina\w*|queja|represalia\w*|sindicato)\b",
+                r"\bhablar con (?:un|el|una|la|su|mi) (?:gerente|supervisor\w*|jefe|persona)\b",
+                r"\byou(?:'ll| will) (?:regret|be sorry|hear from)\b|\bor else\b",
+            ],
+            2.0: [
+                r"\b(?:ridiculous|outrageous|unacceptable|absurd|insulting|disgusting|"
+                r"unbelievable|pathetic|nonsense|bullshit|bs|crap|damn|wtf|hell)\b",
+                r"\b(?:how dare|sick (?:and tired )?of|fed up|leave me alone|stop (?:emailing|"
+                r"contacting|harassing|bothering)|none of your business|waste of (?:my )?time)\b",
+                r"\bi (?:refuse|won't|will not|am not going to|'m not going to) (?:to )?"
+                r"(?:move|change|comply|give|provide|answer|respond|explain|update|leave|"
+                r"accept|do)\b",
+                r"\b(?:furious|angry|pissed|livid|upset|offended|insulted)\b",
+                r"\b(?:inaceptable|ridiculo|absurdo|me niego|no voy a|estoy (?:harto|harta|"
+                r"molesto|molesta|enojado|enojada)|dejen(?:me)? en paz)\b",
+                r"\b(?:invasion of (?:my )?privacy|spying|surveillance|big brother)\b",
+            ],
+            1.0: [r"!{2,}", r"\b(?:never|wrong|unfair|injusto|nobody)\b"],
+        },
+    ),
+]
+
+
+def classify_by_rules(body: str, subject: str = "") -> ReplyClassification:
+    scores = {bucket: 0.0 for bucket in BUCKETS}
+    hits: dict[str, list[str]] = {bucket: [] for bucket in BUCKETS}
+    for sentence in _sentences(normalise(body or subject)):
+        # Inside a question, "my new schedule" or "thanks" is context, not news.
+        asked = sentence.endswith("?") or sentence.startswith("¿")
+        for feature in FEATURES:
+            found = feature.pattern.search(sentence)
+            if found:
+                damped = asked and feature.bucket in ("update", "acknowledgment")
+                scores[feature.bucket] += feature.weight * (0.5 if damped else 1.0)
+                hits[feature.bucket].append(found.group(0).strip())
+    scores["escalation"] += _shouting(body)
+    ranked = sorted(BUCKETS, key=lambda b: scores[b], reverse=True)
+    top, runner_up = ranked[0], ranked[1]
+    confidence = _confidence(scores[top], scores[runner_up])
+    if scores[top] == 0:
+        return _labelled("acknowledgment", 0.0, "No phrase the rules recognise.")
+    reasoning = f"Rules: {top} ({scores[top]:.1f}, from {', '.join(hits[top][:4])!s})" + (
+        f" over {runner_up} ({scores[runner_up]:.1f})." if scores[runner_up] else "."
+    )
+    return _labelled(top, confidence, reasoning)
+
+
+def _sentences(text: str) -> list[str]:
+    return [part.strip() for part in _SENTENCE_END.findall(text) if part.strip()]
+
+
+_SENTENCE_END = re.compile(r"[^.!?\n]+[.!?]*")
+
+
+def _shouting(body: str) -> float:
+    """Evidence of anger from capitals: most letters of a long enough reply upper case."""
+    letters = [c for c in body if c.isalpha()]
+    if len(letters) < 12:
+        return 0.0
+    return 2.0 if sum(c.isupper() for c in letters) / len(letters) > 0.6 else 0.0
+
+
+def _confidence(top: float, runner_up: float) -> float:
+    """Margin between the top two scores, scaled down while the evidence is thin."""
+    if top <= 0:
+        return 0.0
+    margin = (top - runner_up) / top
+    strength = min(1.0, top / STRONG_EVIDENCE)
+    return round((0.5 + 0.5 * margin) * (0.5 + 0.5 * strength), 3)
+
+
+def _labelled(bucket: Bucket, confidence: float, reasoning: str) -> ReplyClassification:
+    hitl = bucket == "escalation" or confidence < settings.REPLY_CONFIDENCE_THRESHOLD
+    return ReplyClassification(bucket=bucket, confidence=confidence, reasoning=reasoning, hitl=hitl)
+
+
+# --- Model -------------------------------------------------------------------------------
+
+
+def _ask_model(
+    client: llm.OpenAIClient, body: str, subject: str, rules: ReplyClassification
+) -> ReplyClassification:
+    prompt = llm.load_prompt(*PROMPT)
+    user = llm.data_block("reply", {"subject": subject, "body": body})
+    try:
+        call = client.structured(AGENT, prompt.version, prompt.text, user, ModelReplyLabel)
+    except llm.ModelError as error:
+        return rules.model_copy(
+            update={"reasoning": f"{rules.reasoning} Model unavailable ({error}); rules used."}
+        )
+    label = call.parsed
+    return _labelled(
+        label.bucket,
+        label.confidence,
+        f"Model ({call.model}, {prompt.version}): {label.bucket}. {rules.reasoning}",
+    )

@@ -1,0 +1,427 @@
+"""Store an inbound email once, put it on the right thread, and hand replies to the loop.
+
+Design, audit step 5: webhook → stored once → auto-replies and bounces set
+aside → (the loop: quoted text stripped → guardrails → classified).
+
+``receive_raw`` (files, ``manage.py ingest_email``) and ``receive_message``
+(the anymail webhook) share one path:
+
+1. parse — a message with nothing usable is quarantined, never raised;
+2. dedupe — a stored inbound row with the same provider id, Message-ID or raw
+   hash *is* this message (providers redeliver), so it is returned as is;
+3. store, match and act in one transaction — a concurrent duplicate loses on
+   the unique constraints and gets the winner's row;
+4. match — forced thread, else the reply token in a recipient address, else
+   In-Reply-To / References / the bounced Message-ID against what we sent.
+   Nothing else: an email is never guessed onto a case; a person matches it.
+
+Only a reply from a known rider of the case is queued for processing.
+"""
+
+import email.message
+import hashlib
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from django.db import IntegrityError, transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from cases.models import Case, PendingAction
+from outreach.bounces import record_bounce
+from outreach.models import EmailThread, Message
+from outreach.parsing import (
+    MAX_REFERENCES,
+    ParsedInbound,
+    message_bytes,
+    parse_message,
+    parse_raw,
+    reply_token_from,
+)
+from outreach.tasks import enqueue_inbound_processing
+from vanpools.models import Employee
+
+logger = logging.getLogger(__name__)
+
+REQUESTED_BY = "agent:inbound"
+# Where the provider's name is kept on the row (Message has no field for it);
+# the X- name never clashes with a kept header, which are a fixed list.
+PROVIDER_HEADER = "X-Pool-Patrol-Received-Via"
+
+Kind = Message.Kind
+Status = Message.Status
+
+
+def receive_raw(
+    raw: bytes,
+    *,
+    provider: str = "",
+    provider_message_id: str = "",
+    force_thread: EmailThread | None = None,
+) -> tuple[Message, bool]:
+    """Store the raw bytes of one email; returns (message, created)."""
+    try:
+        parsed = parse_raw(raw)
+    except Exception as exc:  # UnparseableMessage, or a parser bug on hostile input
+        return quarantine(raw, provider=provider, provider_message_id=provider_message_id, why=exc)
+    return _receive(parsed, raw, provider, provider_message_id, force_thread)
+
+
+def receive_message(
+    msg: email.message.Message,
+    *,
+    provider: str = "",
+    provider_message_id: str = "",
+    raw: bytes | None = None,
+    force_thread: EmailThread | None = None,
+) -> tuple[Message, bool]:
+    """Store a parsed email (anymail's AnymailInboundMessage); returns (message, created).
+
+    ``raw`` is the message as the provider sent it when it sent one; without
+    it the message is serialised again for the record and the hash.
+    """
+    if raw is None:
+        raw = message_bytes(msg)
+    try:
+        parsed = parse_message(msg, raw)
+    except Exception as exc:
+        return quarantine(raw, provider=provider, provider_message_id=provider_message_id, why=exc)
+    return _receive(parsed, raw, provider, provider_message_id, force_thread)
+
+
+def quarantine(
+    raw: bytes,
+    *,
+    provider: str = "",
+    provider_message_id: str = "",
+    why: Exception | str,
+    flag: str = "unparseable",
+) -> tuple[Message, bool]:
+    """Keep a message we could not read (or handle) for a person; returns (message, created)."""
+    raw_sha256 = hashlib.sha256(raw).hexdigest()
+    provider_message_id = provider_message_id[:255]
+    reason = f"{type(why).__name__}: {why}" if isinstance(why, Exception) else why
+
+    def store() -> Message:
+        return Message.objects.create(
+            direction=Message.Direction.INBOUND,
+            status=Status.QUARANTINED,
+            from_email="",
+            raw=_text(raw),
+            raw_sha256=raw_sha256,
+            provider_message_id=_unused_provider_id(provider_message_id),
+            headers={PROVIDER_HEADER: provider} if provider else {},
+            flags=[flag],
+            last_error=reason[:2000],
+            received_at=timezone.now(),
+        )
+
+    message, created = _store_once(store, provider_message_id, "", raw_sha256)
+    if created:
+        logger.warning(
+            "inbound %s quarantined (%s, provider %s %s): %s",
+            message.message_id,
+            flag,
+            provider or "-",
+            provider_message_id or "-",
+            reason[:200],
+        )
+    return message, created
+
+
+# --- The shared path -----------------------------------------------------------------
+
+
+def _receive(
+    parsed: ParsedInbound,
+    raw: bytes,
+    provider: str,
+    provider_message_id: str,
+    force_thread: EmailThread | None,
+) -> tuple[Message, bool]:
+    provider_message_id = provider_message_id[:255]
+
+    def store() -> Message:
+        message = _store(parsed, raw, provider, provider_message_id)
+        _match_and_act(message, parsed, force_thread)
+        return message
+
+    message, created = _store_once(store, provider_message_id, parsed.message_id, parsed.raw_sha256)
+    if created:
+        logger.info(
+            "inbound %s stored: %s, %s, thread %s, flags %s",
+            message.message_id,
+            message.kind,
+            message.status,
+            message.thread.thread_id if message.thread else "-",
+            ",".join(message.flags) or "-",
+        )
+    else:
+        logger.info("inbound %s delivered again: nothing stored", message.message_id)
+    return message, created
+
+
+def _store_once(
+    store: Callable[[], Message], provider_message_id: str, rfc_message_id: str, raw_sha256: str
+) -> tuple[Message, bool]:
+    """Run ``store`` in a transaction unless the message is already stored.
+
+    The read first saves work on an ordinary redelivery; the unique
+    constraints decide a race (two deliveries at once): the loser's
+    transaction rolls back whole, so nothing it did survives.
+    """
+    existing = _find_stored(provider_message_id, rfc_message_id, raw_sha256)
+    if existing is not None:
+        return existing, False
+    try:
+        with transaction.atomic():
+            return store(), True
+    except IntegrityError:
+        existing = _find_stored(provider_message_id, rfc_message_id, raw_sha256)
+        if existing is None:
+            raise
+        return existing, False
+
+
+def _find_stored(provider_message_id: str, rfc_message_id: str, raw_sha256: str) -> Message | None:
+    same = Q(raw_sha256=raw_sha256) if raw_sha256 else Q(pk__in=[])
+    if provider_message_id:
+        same |= Q(provider_message_id=provider_message_id)
+    if rfc_message_id:
+        same |= Q(rfc_message_id=rfc_message_id)
+    return (
+        Message.objects.filter(same, direction=Message.Direction.INBOUND)
+        .select_related("thread")
+        .first()
+    )
+
+
+def _store(parsed: ParsedInbound, raw: bytes, provider: str, provider_message_id: str) -> Message:
+    flags = list(parsed.flags)
+    rfc_message_id = parsed.message_id
+    # Our own outbound ids share the unique columns. A rider's client that
+    # "redirects" our email keeps its Message-ID; that must not make the
+    # inbound copy unstorable (or look like a duplicate of what we sent).
+    if (
+        rfc_message_id
+        and Message.objects.filter(
+            direction=Message.Direction.OUTBOUND, rfc_message_id=rfc_message_id
+        ).exists()
+    ):
+        flags.append("message_id_reused")
+        rfc_message_id = ""
+    headers = dict(parsed.headers)
+    if provider:
+        headers[PROVIDER_HEADER] = provider
+    is_reply = parsed.kind == Kind.REPLY
+    return Message.objects.create(
+        direction=Message.Direction.INBOUND,
+        kind=parsed.kind,
+        status=Status.RECEIVED if is_reply else Status.SET_ASIDE,
+        from_email=parsed.from_email[:320],
+        to=list(parsed.to),
+        cc=list(parsed.cc),
+        subject=parsed.subject[:998],
+        text_body=parsed.text,
+        html_body=parsed.html,
+        in_reply_to=parsed.in_reply_to[:998],
+        references=" ".join(parsed.references),
+        headers=headers,
+        raw=_text(raw),
+        raw_sha256=parsed.raw_sha256,
+        provider_message_id=_unused_provider_id(provider_message_id),
+        rfc_message_id=rfc_message_id,
+        flags=flags,
+        # Why it was set aside, for the person reading the record.
+        classification={} if is_reply else {"kind": parsed.kind, "reason": parsed.kind_reason},
+        received_at=timezone.now(),
+    )
+
+
+def _unused_provider_id(provider_message_id: str) -> str:
+    # An outbound row may (in theory) hold the same id from the same provider.
+    if (
+        provider_message_id
+        and Message.objects.filter(
+            provider_message_id=provider_message_id, direction=Message.Direction.OUTBOUND
+        ).exists()
+    ):
+        return ""
+    return provider_message_id
+
+
+# --- Matching ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Match:
+    thread: EmailThread | None
+    how: str
+    # The message of ours it answers (or that bounced), when matched by Message-ID.
+    outbound: Message | None = None
+    why_not: str = ""
+
+
+def match_thread(parsed: ParsedInbound, force_thread: EmailThread | None = None) -> Match:
+    """The thread an inbound message belongs to, from evidence we put there ourselves."""
+    if force_thread is not None:
+        return Match(force_thread, "forced")
+    token = reply_token_from(parsed.recipients)
+    if token:
+        thread = EmailThread.objects.filter(reply_token=token).first()
+        if thread is not None:
+            return Match(thread, "reply_token", _outbound_referenced(parsed, thread))
+    outbound = _outbound_referenced(parsed)
+    if outbound is not None:
+        return Match(outbound.thread, "message_id", outbound)
+    if token:
+        return Match(None, "", why_not="the reply token matches no thread")
+    return Match(None, "", why_not="no reply token and no reference to an email we sent")
+
+
+def _referenced_ids(parsed: ParsedInbound) -> list[str]:
+    ids = [parsed.in_reply_to, *parsed.references[:MAX_REFERENCES], *parsed.bounced_message_ids]
+    return list(dict.fromkeys(ref for ref in ids if ref))
+
+
+def _outbound_referenced(
+    parsed: ParsedInbound, thread: EmailThread | None = None
+) -> Message | None:
+    """Our sent message the email names, nearest first (In-Reply-To before References)."""
+    ids = _referenced_ids(parsed)
+    if not ids:
+        return None
+    ours = Message.objects.filter(
+        direction=Message.Direction.OUTBOUND, rfc_message_id__in=ids, thread__isnull=False
+    ).select_related("thread__case", "employee")
+    if thread is not None:
+        ours = ours.filter(thread=thread)
+    by_id = {message.rfc_message_id: message for message in ours}
+    return next((by_id[ref] for ref in ids if ref in by_id), None)
+
+
+def rider_for(thread: EmailThread, sender: str) -> tuple[Employee | None, str]:
+    """The case's rider who sent this, and why not when there is none.
+
+    Any membership of the case's vanpool counts, cancelled ones included: a
+    rider whose seat was just cancelled may well write back. Two riders
+    sharing an address are told apart by whom this thread wrote to.
+    """
+    riders = list(
+        Employee.objects.filter(
+            memberships__vanpool_id=thread.case.vanpool_id, email__iexact=sender
+        ).distinct()
+    )
+    if len(riders) > 1:
+        written_to = set(
+            thread.messages.filter(
+                direction=Message.Direction.OUTBOUND, employee__in=riders
+            ).values_list("employee_id", flat=True)
+        )
+        riders = [rider for rider in riders if rider.pk in written_to]
+    if len(riders) == 1:
+        return riders[0], ""
+    if riders:
+        return None, "sender's address belongs to several riders of this case"
+    return None, "sender is not a rider of this case"
+
+
+# --- Acting on what arrived ----------------------------------------------------------
+
+
+def _match_and_act(
+    message: Message, parsed: ParsedInbound, force_thread: EmailThread | None
+) -> None:
+    match = match_thread(parsed, force_thread)
+    if match.thread is None:
+        _unmatched(message, parsed, match.why_not)
+        return
+    message.thread = match.thread
+    if parsed.kind == Kind.BOUNCE:
+        _bounce(message, parsed, match)
+        return
+    employee, why_not = rider_for(match.thread, parsed.from_email)
+    message.employee = employee
+    if employee is None:
+        message.flags = [*message.flags, "unknown_sender"]
+    message.save(update_fields=["thread", "employee", "flags"])
+    if parsed.kind == Kind.AUTO_REPLY:
+        return  # kept on the thread for the record; never processed or answered
+    if employee is None:
+        _ask_a_person(message, parsed, why_not, case=match.thread.case)
+        return
+    enqueue_inbound_processing(message.pk)
+
+
+def _unmatched(message: Message, parsed: ParsedInbound, why_not: str) -> None:
+    message.flags = [*message.flags, "unmatched"]
+    message.save(update_fields=["flags"])
+    # Out-of-office notes and bounces of mail we cannot find are mostly noise
+    # (spam backscatter); only a reply is worth a person's time.
+    if parsed.kind == Kind.REPLY:
+        _ask_a_person(message, parsed, why_not, case=None)
+
+
+def _ask_a_person(
+    message: Message, parsed: ParsedInbound, reason: str, *, case: Case | None
+) -> None:
+    PendingAction.objects.create(
+        kind=PendingAction.Kind.MATCH_INBOUND,
+        case=case,
+        message=message,
+        requested_by=REQUESTED_BY,
+        payload={"reason": reason, "from": parsed.from_email, "subject": parsed.subject[:300]},
+    )
+
+
+def _bounce(message: Message, parsed: ParsedInbound, match: Match) -> None:
+    """Record the bounce against each of our messages that failed to arrive."""
+    reason = parsed.kind_reason
+    recipients = list(parsed.bounced_recipients)
+    if not recipients and match.outbound is not None and len(match.outbound.to) == 1:
+        recipients = [match.outbound.to[0].lower()]
+    attributed = []
+    for recipient in recipients:
+        outbound = _outbound_to(match, recipient)
+        if outbound is None:
+            continue
+        record_bounce(outbound, recipient, reason)
+        attributed.append(outbound)
+    riders = [outbound.employee for outbound in attributed if outbound.employee_id]
+    message.employee = riders[0] if riders else None
+    if not attributed:
+        message.flags = [*message.flags, "bounce_unattributed"]
+    message.save(update_fields=["thread", "employee", "flags"])
+    if not attributed:
+        _ask_a_person(
+            message,
+            parsed,
+            "bounce names no address this thread wrote to",
+            case=match.thread.case,
+        )
+
+
+def _outbound_to(match: Match, recipient: str) -> Message | None:
+    if match.outbound is not None and recipient in _lower(match.outbound.to):
+        return match.outbound
+    sent = match.thread.messages.filter(direction=Message.Direction.OUTBOUND).select_related(
+        "thread__case", "employee"
+    )
+    return next(
+        (
+            outbound
+            for outbound in sent.order_by("-created_at", "-id")
+            if recipient in _lower(outbound.to)
+        ),
+        None,
+    )
+
+
+def _lower(addresses: list[str]) -> list[str]:
+    return [address.strip().lower() for address in addresses]
+
+
+def _text(raw: bytes) -> str:
+    # NUL is not storable in PostgreSQL text; the hash keeps the exact bytes' identity.
+    return raw.decode("utf-8", errors="replace").replace("\x00", "\ufffd")
