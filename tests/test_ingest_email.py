@@ -38,6 +38,7 @@ def test_it_stores_a_reply_and_says_what_became_of_it(queued):
     assert output == (
         f"{message.message_id} stored: kind reply, status received, "
         f"thread {scene.thread.thread_id}\n"
+        f"case {scene.case.case_id}: pending_reply\n"
     )
     assert queued == [message.pk]
 

@@ -388,3 +388,29 @@ def test_the_process_timeouts_command_reports_what_it_did(case, van, capsys, _fr
 def test_the_process_timeouts_command_refuses_a_bad_moment():
     with pytest.raises(CommandError, match="--now 'tuesday' is not a date-time"):
         call_command("process_timeouts", "--now", "tuesday")
+
+
+# The command commits and its follow-on work runs on commit: a real transaction.
+@pytest.mark.django_db(transaction=True)
+def test_ingest_email_acts_on_a_reply_now_without_a_worker(case, van, tmp_path, capsys):
+    far = far_rider(van)
+    eml = tmp_path / "question.eml"
+    eml.write_bytes(reply(case, far, "How do you measure the distance to the pickup?"))
+
+    call_command("ingest_email", str(eml))
+
+    out = capsys.readouterr().out
+    assert "status processed (question)" in out
+    assert f"case {case.case_id}: pending_reply" in out
+    assert Message.objects.filter(template="answer", employee=far).count() == 1
+
+
+def test_ingest_email_with_queue_leaves_the_reply_to_the_workers(case, van, tmp_path, capsys):
+    far = far_rider(van)
+    eml = tmp_path / "question.eml"
+    eml.write_bytes(reply(case, far, "How do you measure the distance to the pickup?"))
+
+    call_command("ingest_email", str(eml), "--queue")
+
+    assert "status received" in capsys.readouterr().out
+    assert not Message.objects.filter(template="answer").exists()
