@@ -6,6 +6,7 @@ PRODUCTION=true turns on the deployment checks and refuses to start without
 SECRET_KEY and ALLOWED_HOSTS. Every variable is listed in README.md.
 """
 
+import datetime as dt
 import json
 import os
 import sys
@@ -52,6 +53,15 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_q",
     "anymail",
+    "django_htmx",
+    "template_partials",
+    "axes",
+    "csp",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "django_filters",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
     "vanpools",
     "cases",
     "agents",
@@ -68,6 +78,16 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+    # Last, as django-axes asks: it turns a locked-out login into its response.
+    "axes.middleware.AxesMiddleware",
+]
+
+AUTHENTICATION_BACKENDS = [
+    # First, so a locked-out user is refused before the password is checked.
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
 ]
 
 ROOT_URLCONF = "poolpatrol.urls"
@@ -157,7 +177,77 @@ STORAGES = {
     },
 }
 
-LOGIN_URL = "admin:login"
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "review-queue"
+LOGOUT_REDIRECT_URL = "login"
+
+# --- Failed logins (django-axes): after AXES_FAILURE_LIMIT failures for one
+# username from one address, that pair is locked out for AXES_COOLOFF_MINUTES.
+AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = dt.timedelta(minutes=env_int("AXES_COOLOFF_MINUTES", 15, minimum=1))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_ENABLED = env_bool("AXES_ENABLED", True)
+# Behind a proxy the client address is the first of X-Forwarded-For.
+AXES_IPWARE_META_PRECEDENCE_ORDER = ["HTTP_X_FORWARDED_FOR", "REMOTE_ADDR"]
+
+# --- Content Security Policy (django-csp): no inline script, no third-party
+# origins; htmx and the dashboard's scripts are our own static files. Inline
+# style attributes are allowed for the server-rendered SVG charts.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'", "'unsafe-inline'"],
+        "img-src": ["'self'", "data:", *env_list("MAP_TILE_ORIGINS")],
+        "connect-src": ["'self'"],
+        "frame-ancestors": ["'none'"],
+        "form-action": ["'self'"],
+        "base-uri": ["'self'"],
+        "object-src": ["'none'"],
+    }
+}
+SECURE_REFERRER_POLICY = "same-origin"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
+
+# --- The dashboard.
+# Minutes an auditor spends on one vanpool by hand, for "hours saved".
+MANUAL_AUDIT_MINUTES = env_int("MANUAL_AUDIT_MINUTES", 45, minimum=1)
+# A tile server for the vanpool map, e.g. https://tile.example.org/{z}/{x}/{y}.png;
+# off by default, so the map makes no request outside this server.
+MAP_TILE_URL = env_str("MAP_TILE_URL")
+
+# --- The JSON API (Django REST framework).
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.SessionAuthentication",
+        "rest_framework.authentication.TokenAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["poolpatrol.api.permissions.StaffModelPermissions"],
+    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    "DEFAULT_PAGINATION_CLASS": "poolpatrol.api.pagination.Pagination",
+    "PAGE_SIZE": env_int("API_PAGE_SIZE", 50, minimum=1),
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "poolpatrol.api.errors.exception_handler",
+    "DEFAULT_THROTTLE_CLASSES": [
+        "rest_framework.throttling.UserRateThrottle",
+        "rest_framework.throttling.AnonRateThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "user": env_str("API_THROTTLE_USER", "1000/hour"),
+        "anon": env_str("API_THROTTLE_ANON", "60/hour"),
+    },
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Pool Patrol API",
+    "DESCRIPTION": "Vanpools, employees, audit cases, email threads and the review queue.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+}
 
 # --- Security: on in production so `manage.py check --deploy` passes.
 if PRODUCTION:

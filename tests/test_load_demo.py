@@ -20,6 +20,7 @@ import zipcodes
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
+from django.http import HttpRequest
 from django.test import override_settings
 
 from tests.factories import UserFactory, VanpoolFactory
@@ -34,6 +35,13 @@ VANS = {van["vanpool_id"]: van for van in PROGRAM["vanpools"]}
 EMPLOYEES = {employee["employee_id"]: employee for employee in PROGRAM["employees"]}
 PASSWORD = "vanpool-demo-test-password"
 EARTH_RADIUS_MILES = 3958.8
+
+
+def login(client, **credentials):
+    """Log in through the authentication backends, django-axes included (it needs a request)."""
+    request = HttpRequest()
+    request.META["REMOTE_ADDR"] = "127.0.0.1"
+    return client.login(request=request, **credentials)
 
 
 def load_demo(*args: str) -> str:
@@ -87,7 +95,7 @@ def test_it_makes_staff_logins_that_reach_the_admin(db, client, username, group)
     user = get_user_model().objects.get(username=username)
     assert user.is_staff and not user.is_superuser
     assert list(user.groups.values_list("name", flat=True)) == [group]
-    assert client.login(username=username, password=PASSWORD)
+    assert login(client, username=username, password=PASSWORD)
     assert client.get("/admin/").status_code == 200
 
 
@@ -106,19 +114,19 @@ def test_it_prints_a_random_password_once(db, client, monkeypatch):
     assert "http://127.0.0.1:8000/admin/" in first
     password = printed_password(first, "auditor")
     assert password != printed_password(first, "coordinator")
-    assert client.login(username="auditor", password=password)
+    assert login(client, username="auditor", password=password)
 
     second = load_demo()
     assert password not in second
     assert "password: unchanged" in second
-    assert client.login(username="auditor", password=password)
+    assert login(client, username="auditor", password=password)
 
 
 def test_it_takes_the_password_from_the_environment(db, client, monkeypatch):
     monkeypatch.setenv("DEMO_PASSWORD", PASSWORD)
     output = load_demo()
     assert printed_password(output, "coordinator") == PASSWORD
-    assert client.login(username="coordinator", password=PASSWORD)
+    assert login(client, username="coordinator", password=PASSWORD)
 
 
 def test_it_changes_nothing_the_second_time(db, client):
@@ -129,7 +137,7 @@ def test_it_changes_nothing_the_second_time(db, client):
     assert "everything unchanged" in output
     assert re.search(rf"employees\s+0\s+0\s+{len(EMPLOYEES)}$", output, re.MULTILINE)
     # An existing user keeps the password they have.
-    assert client.login(username="auditor", password=PASSWORD)
+    assert login(client, username="auditor", password=PASSWORD)
 
     result = load_demo_program()
     assert result.changed_nothing
@@ -142,8 +150,8 @@ def test_it_resets_passwords_when_asked(db, client):
     load_demo("--password", PASSWORD)
     output = load_demo("--reset-passwords", "--password", "new-demo-password")
     assert printed_password(output, "auditor") == "new-demo-password"
-    assert not client.login(username="auditor", password=PASSWORD)
-    assert client.login(username="auditor", password="new-demo-password")
+    assert not login(client, username="auditor", password=PASSWORD)
+    assert login(client, username="auditor", password="new-demo-password")
 
 
 @override_settings(PRODUCTION=True)

@@ -45,3 +45,9 @@ def test_it_lets_coordinators_and_auditors_decide_pending_actions(coordinator, a
 
 def test_it_gives_outsiders_nothing(outsider):
     assert outsider.get_all_permissions() == set()
+
+
+def test_only_auditors_see_home_street_addresses(coordinator, auditor, outsider):
+    assert auditor.has_perm("vanpools.view_home_address")
+    assert not coordinator.has_perm("vanpools.view_home_address")
+    assert not outsider.has_perm("vanpools.view_home_address")

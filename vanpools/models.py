@@ -206,6 +206,9 @@ class Employee(models.Model):
         constraints = [
             _check_coordinates_paired("home_lat", "home_lng", "employee_home_coords_paired"),
         ]
+        # Data minimisation: without it, staff see a rider's ZIP and distance,
+        # never the street address (dashboard and API alike).
+        permissions = [("view_home_address", "Can see employees' home street addresses")]
 
     def __str__(self) -> str:
         return f"{self.employee_id} · {self.full_name}"

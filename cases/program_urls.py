@@ -1,0 +1,7 @@
+from django.urls import path
+
+from cases import program_views
+
+urlpatterns = [
+    path("program/", program_views.program, name="program"),
+]

@@ -1,0 +1,1 @@
+"""The JSON API's shared pieces: who may call, how pages and errors look."""
