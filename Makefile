@@ -8,7 +8,7 @@ PY := $(UV) run --frozen python
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: help setup setup-dev demo run test lint format clean
+.PHONY: help setup setup-dev browser demo run test lint format clean
 
 help:
 	@echo "make run    set up, load the demo program and serve it on http://$(HOST):$(PORT)/admin/"
@@ -35,7 +35,14 @@ run: demo
 	$(PY) manage.py qcluster & worker=$$!; trap 'kill $$worker 2>/dev/null' EXIT INT TERM; \
 	DEBUG=$${DEBUG:-true} $(PY) manage.py runserver $(HOST):$(PORT)
 
-test: setup-dev
+# The browser tests drive Debian's Chromium (Playwright cannot download one here).
+browser:
+	@command -v chromium >/dev/null || [ -x "$${CHROMIUM_PATH:-/usr/bin/chromium}" ] || \
+	{ if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; \
+	  else echo "make test needs Chromium for the browser tests: sudo apt-get install chromium, or set CHROMIUM_PATH" >&2; exit 1; fi; }
+
+test: setup-dev browser
 	$(UV) run --frozen ruff check .
 	$(UV) run --frozen ruff format --check .
 	$(UV) run --frozen pytest
