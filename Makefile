@@ -11,7 +11,7 @@ PORT ?= 8000
 .PHONY: help setup setup-dev browser demo run test lint format clean
 
 help:
-	@echo "make run    set up, load the demo program and serve it on http://$(HOST):$(PORT)/admin/"
+	@echo "make run    set up, load the demo program and serve it on http://$(HOST):$(PORT)/ (dashboard) and /admin/"
 	@echo "make test   install test dependencies, lint, run the whole suite"
 
 .tools/bin/uv:

@@ -111,6 +111,7 @@ def test_it_gives_the_demo_coordinator_the_vans_without_one(db):
 def test_it_prints_a_random_password_once(db, client, monkeypatch):
     monkeypatch.delenv("DEMO_PASSWORD", raising=False)
     first = load_demo()
+    assert "http://127.0.0.1:8000/ (the coordinators' dashboard)" in first
     assert "http://127.0.0.1:8000/admin/" in first
     password = printed_password(first, "auditor")
     assert password != printed_password(first, "coordinator")

@@ -84,7 +84,12 @@ class Command(BaseCommand):
 
     def _report_logins(self, result: DemoResult) -> None:
         self.stdout.write("")
-        self.stdout.write(self.style.SUCCESS(f"Log in at {SERVER}{reverse('admin:index')}"))
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"Log in at {SERVER}{reverse('review-queue')} (the coordinators' dashboard) "
+                f"or {SERVER}{reverse('admin:index')} (the auditors' admin)"
+            )
+        )
         for login in result.logins:
             self.stdout.write(f"  {login.username:<12} {login.group:<13} {_password_text(login)}")
 
