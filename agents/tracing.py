@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from agents.models import AgentRun
+from agents.telemetry import export_on_commit
 from cases.models import Case, Verification
 
 
@@ -75,4 +76,7 @@ def save_trace_tree(
     )
     for child in root.children:
         save_trace_tree(child, vanpool_pk=vanpool_pk, case=case, parent=run)
+    if parent is None:
+        # The whole tree, once, after commit; nothing at all unless configured.
+        export_on_commit(run.pk)
     return run

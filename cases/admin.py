@@ -15,7 +15,14 @@ from django.http import HttpRequest
 from django.utils.safestring import SafeString
 
 from cases.lifecycle import open_case
-from cases.models import Case, CaseEvent, PendingAction, Verification
+from cases.models import (
+    Case,
+    CaseEvent,
+    CaseLesson,
+    CaseReview,
+    PendingAction,
+    Verification,
+)
 from poolpatrol.admin_display import (
     EMPTY,
     AuditAdmin,
@@ -414,3 +421,102 @@ class PendingActionAdmin(AuditAdmin):
     @admin.display(description="result")
     def result_table(self, action: PendingAction) -> SafeString | str:
         return key_value_table(action.result)
+
+
+# --- Supervisor reviews and lessons: written by agents, read here -------------------------
+
+
+@admin.register(CaseReview)
+class CaseReviewAdmin(ReadOnlyAdminMixin, AuditAdmin):
+    list_display = [
+        "validated_at",
+        "case_link",
+        "score",
+        "passed",
+        "justification",
+        "issue_count",
+        "backend",
+        "deterministic_only",
+    ]
+    list_filter = ["passed", "justification", "backend", "deterministic_only"]
+    search_fields = ["case__case_id"]
+    list_select_related = ["case"]
+    date_hierarchy = "validated_at"
+    show_full_result_count = False
+    fields = [
+        "case",
+        "trigger_event",
+        "validated_at",
+        ("score", "passed", "justification"),
+        ("backend", "model", "deterministic_only"),
+        "issues_table",
+        "feedback_table",
+    ]
+    readonly_fields = [
+        "case",
+        "trigger_event",
+        "validated_at",
+        "score",
+        "passed",
+        "justification",
+        "backend",
+        "model",
+        "deterministic_only",
+        "issues_table",
+        "feedback_table",
+    ]
+
+    @admin.display(description="case", ordering="case__case_id")
+    def case_link(self, review: CaseReview) -> SafeString | str:
+        return change_link(review.case)
+
+    @admin.display(description="issues")
+    def issue_count(self, review: CaseReview) -> int:
+        return len(review.issues)
+
+    @admin.display(description="issues")
+    def issues_table(self, review: CaseReview) -> SafeString | str:
+        return records_table(review.issues)
+
+    @admin.display(description="feedback")
+    def feedback_table(self, review: CaseReview) -> SafeString | str:
+        return key_value_table(review.feedback)
+
+
+@admin.register(CaseLesson)
+class CaseLessonAdmin(ReadOnlyAdminMixin, AuditAdmin):
+    list_display = ["created_at", "case_link", "reason", "site", "outcome", "pattern", "sentence"]
+    list_filter = ["outcome", "reason", "site", "pattern"]
+    search_fields = ["case__case_id", "pattern", "sentence"]
+    list_select_related = ["case"]
+    date_hierarchy = "created_at"
+    show_full_result_count = False
+    fields = [
+        "case",
+        "created_at",
+        ("reason", "site", "outcome"),
+        "pattern",
+        "sentence",
+        "signals_table",
+        ("backend", "model"),
+    ]
+    readonly_fields = [
+        "case",
+        "created_at",
+        "reason",
+        "site",
+        "outcome",
+        "pattern",
+        "sentence",
+        "signals_table",
+        "backend",
+        "model",
+    ]
+
+    @admin.display(description="case", ordering="case__case_id")
+    def case_link(self, lesson: CaseLesson) -> SafeString | str:
+        return change_link(lesson.case)
+
+    @admin.display(description="key signals")
+    def signals_table(self, lesson: CaseLesson) -> SafeString | str:
+        return key_value_table(lesson.key_signals)

@@ -125,7 +125,20 @@ def transition(
     logger.info(
         "case %s: %s → %s by %s", locked.case_id, from_status, to_status, _actor_label(actor)
     )
+    if to_status == Status.CLOSED:
+        _capture_lesson_after_commit(locked)
     return locked
+
+
+def _capture_lesson_after_commit(case: Case) -> None:
+    """Knowledge capture (DESIGN.md step 9) once the close commits; one lesson per case.
+
+    Queued, not run here: a close must never wait on, or fail because of, it.
+    """
+    # Imported here: outreach and agents import this module.
+    from outreach.tasks import enqueue_lesson_capture
+
+    enqueue_lesson_capture(case.pk)
 
 
 def open_case(

@@ -3,7 +3,9 @@
 A Case's status only ever changes through ``cases.lifecycle.transition``; the
 trail of those changes is CaseEvent, which is append-only. Verifications are
 the specialists' stored results, kept as evidence and never recomputed.
-PendingAction is the review queue: every step a human must approve.
+PendingAction is the review queue: every step a human must approve. CaseReview
+is the supervisor's check of a case before a cancellation; CaseLesson what a
+closed case taught.
 """
 
 from django.conf import settings
@@ -11,6 +13,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
+from django.utils import timezone
 
 from poolpatrol.ids import PublicIdModel
 from vanpools.models import Rider, Vanpool
@@ -264,3 +267,82 @@ class PendingAction(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_kind_display()} ({self.status})"
+
+
+class CaseReview(AppendOnlyModel):
+    """One supervisor validation of a case's evidence package; every run is kept.
+
+    The supervisor only reads the case. ``issues`` lists what it found
+    ({type, severity, description}); ``feedback`` holds the per-check results,
+    the reasoning assessment and the score arithmetic.
+    """
+
+    class Justification(models.TextChoices):
+        WEAK = "weak"
+        ADEQUATE = "adequate"
+        STRONG = "strong"
+
+    case = models.ForeignKey(Case, on_delete=models.PROTECT, related_name="reviews")
+    # The pre_cancel entry this review was made for: one review per entry, so a
+    # task delivered twice finds the first one. Null for a review asked for by hand.
+    trigger_event = models.OneToOneField(
+        CaseEvent, null=True, blank=True, on_delete=models.PROTECT, related_name="review"
+    )
+    score = models.PositiveSmallIntegerField(
+        validators=[MinValueValidator(0), MaxValueValidator(100)]
+    )
+    passed = models.BooleanField()
+    issues = models.JSONField(default=list, blank=True)
+    feedback = models.JSONField(default=dict, blank=True)
+    justification = models.CharField(max_length=8, choices=Justification.choices)
+    validated_at = models.DateTimeField(default=timezone.now)
+    backend = models.CharField(max_length=20)
+    model = models.CharField(max_length=80, blank=True)
+    deterministic_only = models.BooleanField(
+        default=False,
+        help_text="No model's assessment went into this review (rules backend, or the "
+        "model was unavailable): the deterministic checks and rules decided.",
+    )
+
+    class Meta:
+        ordering = ["-validated_at", "-id"]
+        indexes = [models.Index(fields=["case", "-validated_at"])]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(score__gte=0, score__lte=100), name="case_review_score_0_to_100"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{'passed' if self.passed else 'failed'} {self.score}/100"
+
+    @property
+    def high_issues(self) -> list[dict]:
+        return [issue for issue in self.issues if issue.get("severity") == "high"]
+
+
+class CaseLesson(AppendOnlyModel):
+    """What a closed case taught: written once when it closes (knowledge capture)."""
+
+    case = models.OneToOneField(Case, on_delete=models.PROTECT, related_name="lesson")
+    reason = models.CharField(max_length=20, choices=Case.Reason.choices)
+    site = models.CharField(max_length=100, help_text="The vanpool's work site.")
+    outcome = models.CharField(max_length=12, choices=Case.Outcome.choices)
+    pattern = models.CharField(
+        max_length=80, help_text="reason:behaviour, e.g. location_mismatch:no_reply."
+    )
+    key_signals = models.JSONField(default=dict, blank=True)
+    sentence = models.TextField()
+    backend = models.CharField(max_length=20, default="rules")
+    model = models.CharField(max_length=80, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            models.Index(fields=["reason", "site", "-created_at"]),
+            models.Index(fields=["pattern"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.pattern} → {self.outcome}"

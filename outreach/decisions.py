@@ -5,6 +5,11 @@ Each claims the action with a conditional update (pending → approved or
 rejected) inside the same transaction as its effects: a second approval, or
 an approval of an action that was superseded or expired, claims nothing,
 raises ``AlreadyDecided`` and changes nothing.
+
+A cancellation is approved only after the supervisor has reviewed the case
+(``agents.supervisor``); when that review failed, approving needs
+``edits={"override": true, "override_reason": "…"}``, and the override is
+written to the case's trail and the action's result.
 """
 
 import logging
@@ -17,8 +22,9 @@ from django.utils import timezone
 from django.utils.html import escape, linebreaks
 
 from agents.case_manager import AlreadyDecided, decide_verification
+from agents.supervisor import review_for_decision
 from cases.lifecycle import record_event, transition
-from cases.models import Case, PendingAction
+from cases.models import Case, CaseReview, PendingAction
 from outreach.compose import RenderedEmail
 from outreach.loop import ReplyContext, act_on_bucket, has_pending_actions, thread_for
 from outreach.models import EmailThread, Message
@@ -44,6 +50,8 @@ def approve(
     """Approve ``action`` (with a reviewer's edits where the kind takes them)."""
     require_decider(by)
     edits = edits or {}
+    if action.kind == Kind.CANCEL_MEMBERSHIP:
+        _review_before_deciding(action)
     handlers = {
         Kind.CANCEL_MEMBERSHIP: _approve_cancellation,
         Kind.REVIEW_EMAIL: _approve_email,
@@ -110,8 +118,24 @@ def _approve_cancellation(
     case = Case.objects.select_related("vanpool").get(pk=action.case_id)
     if case.status != Status.PRE_CANCEL:
         raise InvalidDecision(f"{case.case_id} is {case.status}, not waiting on a cancellation")
+    review = review_for_decision(case)
+    override = _override_of(review, edits)
     rider = Rider.objects.select_for_update().select_related("employee").get(pk=action.rider_id)
     employee = rider.employee
+    if override:
+        record_event(
+            case,
+            actor=by,
+            note=f"cancellation of {employee.employee_id} approved over a failed supervisor "
+            f"review ({review.score}/100): {override['override_reason']}",
+            data={
+                **override,
+                "employee_id": employee.employee_id,
+                "action": action.pk,
+                "review": review.pk,
+                "review_score": review.score,
+            },
+        )
     if rider.status == Rider.Status.ACTIVE:
         rider.status = Rider.Status.CANCELLED
         rider.cancelled_at = timezone.now()
@@ -132,7 +156,15 @@ def _approve_cancellation(
     )
     _record_result(
         action,
-        {"rider_status": rider.status, "email": email.message_id if email else None},
+        {
+            "rider_status": rider.status,
+            "email": email.message_id if email else None,
+            "review": review.pk,
+            "review_score": review.score,
+            "review_passed": review.passed,
+            "override": bool(override),
+            **({"override_reason": override["override_reason"]} if override else {}),
+        },
     )
     remaining = PendingAction.objects.filter(
         case=case, kind=Kind.CANCEL_MEMBERSHIP, status=PendingAction.Status.PENDING
@@ -145,6 +177,45 @@ def _approve_cancellation(
             outcome=Case.Outcome.CANCELLED,
             note="every flagged rider's cancellation was decided",
         )
+
+
+def _review_before_deciding(action: PendingAction) -> None:
+    """Make sure the supervisor has reviewed the case before anyone approves a cancellation.
+
+    Normally the review task ran when the case entered pre_cancel. If it has
+    not (yet), the supervisor runs now, in its own transaction: an approval
+    refused for want of an override must not roll the review back with it.
+    """
+    if not PendingAction.objects.filter(pk=action.pk, status=PendingAction.Status.PENDING).exists():
+        return  # the claim will say it is already decided
+    case = Case.objects.get(pk=action.case_id)
+    if case.status == Status.PRE_CANCEL:
+        review_for_decision(case)
+
+
+OVERRIDE_TRUE = (True, 1, "1", "true", "on", "yes")
+
+
+def _override_of(review: CaseReview, edits: dict) -> dict[str, Any]:
+    """{} when the review passed; else the reviewer's explicit override, or InvalidDecision."""
+    if review.passed:
+        return {}
+    reason = str(edits.get("override_reason") or "").strip()
+    if edits.get("override") not in OVERRIDE_TRUE or not reason:
+        raise InvalidDecision(
+            f"the supervisor's review of this case failed ({review.score}/100: "
+            f"{_worst_issues(review)}); approving the cancellation needs an explicit override "
+            'with a reason: {"override": true, "override_reason": "…"}'
+        )
+    return {"override": True, "override_reason": reason}
+
+
+def _worst_issues(review: CaseReview, limit: int = 2) -> str:
+    order = {"high": 0, "medium": 1, "low": 2}
+    issues = sorted(review.issues, key=lambda issue: order.get(issue.get("severity"), 3))
+    text = "; ".join(issue.get("description", "") for issue in issues[:limit])
+    more = len(issues) - limit
+    return text + (f" (+{more} more)" if more > 0 else "") if text else "weak justification"
 
 
 def _cancel_reason(case: Case, action: PendingAction, by: AbstractBaseUser, note: str) -> str:

@@ -21,6 +21,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from agents.case_manager import ALL_CHECKS, AuditOutcome, audit_vanpool
+from agents.supervisor import latest_pre_cancel_event
 from agents.tracing import RunTrace, save_trace_tree, timed
 from cases.lifecycle import (
     Actor,
@@ -43,6 +44,7 @@ from outreach.sending import (
     queue_template,
     retry_due_sends,
 )
+from outreach.tasks import enqueue_supervisor_review
 from poolpatrol.logcontext import log_context
 from vanpools.models import Employee, Rider
 
@@ -429,6 +431,10 @@ def enter_pre_cancel(case: Case, *, why: str) -> Case:
                 },
                 requested_by=f"agent:{AGENT}",
             )
+        # The supervisor checks the evidence package once this entry commits.
+        entry = latest_pre_cancel_event(case)
+        if entry is not None:
+            enqueue_supervisor_review(entry.pk)
     return case
 
 

@@ -1,4 +1,7 @@
-"""django-q2 tasks for outreach: thin wrappers, enqueued once the transaction commits.
+"""django-q2 tasks for the case loop: thin wrappers, enqueued once the transaction commits.
+
+Outreach (send, inbound, start), the supervisor's review of a pre_cancel entry
+and knowledge capture when a case closes.
 
 Delivery is at least once. Each task claims its row with a conditional update
 (a message is sent by exactly one worker; an inbound reply is acted on once),
@@ -35,8 +38,8 @@ def run_inline() -> Iterator[None]:
         q_logger.setLevel(level)
 
 
-def _enqueue(func: str, arg: int, name: str) -> None:
-    options: dict[str, object] = {"task_name": name, "group": "outreach"}
+def _enqueue(func: str, arg: int, name: str, group: str = "outreach") -> None:
+    options: dict[str, object] = {"task_name": name, "group": group}
     if _inline.get():
         options["sync"] = True
     transaction.on_commit(lambda: async_task(func, arg, **options))
@@ -66,6 +69,20 @@ def process_timeouts_task() -> dict[str, int]:
     return process_timeouts()
 
 
+def review_pre_cancel_task(event_pk: int) -> str:
+    from agents.supervisor import review_pre_cancel
+
+    review = review_pre_cancel(event_pk)
+    return str(review) if review else "skipped"
+
+
+def capture_lesson_task(case_pk: int) -> str:
+    from agents.lessons import capture_lesson
+
+    lesson = capture_lesson(case_pk)
+    return str(lesson) if lesson else "skipped"
+
+
 def enqueue_send(message_pk: int) -> None:
     _enqueue("outreach.tasks.send_message_task", message_pk, f"send message {message_pk}")
 
@@ -77,3 +94,23 @@ def enqueue_inbound_processing(message_pk: int) -> None:
 
 def enqueue_outreach(case_pk: int) -> None:
     _enqueue("outreach.tasks.start_outreach_task", case_pk, f"outreach for case {case_pk}")
+
+
+def enqueue_supervisor_review(event_pk: int) -> None:
+    """Queue the supervisor's review of the pre_cancel entry ``event_pk`` (one review per entry)."""
+    _enqueue(
+        "outreach.tasks.review_pre_cancel_task",
+        event_pk,
+        f"supervisor review of event {event_pk}",
+        group="supervisor",
+    )
+
+
+def enqueue_lesson_capture(case_pk: int) -> None:
+    """Queue knowledge capture for a case that has just closed (one lesson per case)."""
+    _enqueue(
+        "outreach.tasks.capture_lesson_task",
+        case_pk,
+        f"lesson of case {case_pk}",
+        group="knowledge",
+    )

@@ -17,6 +17,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from poolpatrol.api.rates import env_rate
 from poolpatrol.env import env_bool, env_choice, env_float, env_int, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -221,22 +222,27 @@ MAP_TILE_URL = env_str("MAP_TILE_URL")
 # --- The JSON API (Django REST framework).
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
+        # Token first: an anonymous caller gets 401 with WWW-Authenticate: Token.
         "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["poolpatrol.api.permissions.StaffModelPermissions"],
+    # JSON in and out; people read the API through /api/docs/.
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_PAGINATION_CLASS": "poolpatrol.api.pagination.Pagination",
     "PAGE_SIZE": env_int("API_PAGE_SIZE", 50, minimum=1),
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "poolpatrol.api.schema.AutoSchema",
     "EXCEPTION_HANDLER": "poolpatrol.api.errors.exception_handler",
+    # Per user (so per token: one token per user) and per address; 429 + Retry-After.
     "DEFAULT_THROTTLE_CLASSES": [
-        "rest_framework.throttling.UserRateThrottle",
-        "rest_framework.throttling.AnonRateThrottle",
+        "poolpatrol.api.throttles.UserThrottle",
+        "poolpatrol.api.throttles.AnonThrottle",
     ],
     "DEFAULT_THROTTLE_RATES": {
-        "user": env_str("API_THROTTLE_USER", "1000/hour"),
-        "anon": env_str("API_THROTTLE_ANON", "60/hour"),
+        "user": env_rate("API_THROTTLE_USER", "1000/hour"),
+        "anon": env_rate("API_THROTTLE_ANON", "60/hour"),
     },
 }
 SPECTACULAR_SETTINGS = {
@@ -244,6 +250,19 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Vanpools, employees, audit cases, email threads and the review queue.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PERMISSIONS": ["poolpatrol.api.permissions.IsStaff"],
+    "SCHEMA_PATH_PREFIX": "/api",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {
+        "VanpoolStatusEnum": "vanpools.models.Vanpool.Status",
+        "EmployeeStatusEnum": "vanpools.models.Employee.Status",
+        "RiderStatusEnum": "vanpools.models.Rider.Status",
+        "CaseStatusEnum": "cases.models.Case.Status",
+        "CaseOutcomeEnum": "cases.models.Case.Outcome",
+        "CheckTypeEnum": "cases.models.Verification.CheckType",
+        "PendingActionStatusEnum": "cases.models.PendingAction.Status",
+        "MessageStatusEnum": "outreach.models.Message.Status",
+    },
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",

@@ -1,4 +1,4 @@
-"""Who may call the API: authenticated staff with the model permission for the method."""
+"""Who may call the API: authenticated staff with the model permissions for what they do."""
 
 from typing import TYPE_CHECKING
 
@@ -13,7 +13,10 @@ class StaffModelPermissions(DjangoModelPermissions):
     """Staff only, and reads need the model's ``view`` permission too.
 
     DRF's own class lets any authenticated user read; here nothing is readable
-    without the same permission the admin would ask for.
+    without the same permission the admin would ask for. A view may name the
+    permissions an extra action needs in ``action_permissions`` (an audit is a
+    POST on a vanpool but needs ``cases.add_case``, not ``add_vanpool``).
+    Anonymous callers get 401, logged-in callers without the permission 403.
     """
 
     perms_map = {
@@ -25,6 +28,17 @@ class StaffModelPermissions(DjangoModelPermissions):
 
     def has_permission(self, request: "Request", view: "APIView") -> bool:
         user = request.user
-        if not (user and user.is_authenticated and user.is_staff):
+        if not (user and user.is_authenticated and user.is_active and user.is_staff):
             return False
+        needed = getattr(view, "action_permissions", {}).get(getattr(view, "action", None))
+        if needed is not None:
+            return user.has_perms(needed)
         return super().has_permission(request, view)
+
+
+class IsStaff(StaffModelPermissions):
+    """For views without a model (the schema and its docs): staff only."""
+
+    def has_permission(self, request: "Request", view: "APIView") -> bool:
+        user = request.user
+        return bool(user and user.is_authenticated and user.is_active and user.is_staff)

@@ -11,14 +11,20 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-# Playwright's sync API runs an event loop in this thread; the ORM calls the
-# tests make between page actions are still synchronous and safe.
-os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
 PASSWORD = "browser-test-password"
 DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 390, "height": 844}
+
+
+@pytest.fixture(scope="package", autouse=True)
+def _orm_beside_playwright():
+    # Playwright's sync API runs an event loop in this thread; the ORM calls the
+    # tests make between page actions are still synchronous and safe. Set for
+    # this package only, so it never leaks into other tests' subprocesses.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+        yield
 
 
 @pytest.fixture(scope="session")

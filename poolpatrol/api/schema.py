@@ -1,0 +1,55 @@
+"""The OpenAPI schema says which errors each operation can answer, in the error shape.
+
+drf-spectacular documents only the success response; clients (and schemathesis)
+must also find the 4xx answers the API really gives, so every operation lists
+them here with the ``Error`` body.
+"""
+
+from typing import Any
+
+from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
+from rest_framework import serializers
+
+
+class ErrorDetailSerializer(serializers.Serializer):
+    code = serializers.CharField(help_text="Stable, machine-readable: not_found, conflict, …")
+    message = serializers.CharField(help_text="For people: what went wrong.")
+    fields = serializers.DictField(
+        required=False,
+        child=serializers.JSONField(),
+        help_text="Validation errors only: each bad field with its problems.",
+    )
+
+
+class ErrorSerializer(serializers.Serializer):
+    error = ErrorDetailSerializer()
+
+
+WRITES = {"POST", "PUT", "PATCH", "DELETE"}
+
+
+class AutoSchema(SpectacularAutoSchema):
+    def _get_response_bodies(self, direction: Any = "response") -> dict[str, Any]:
+        responses = super()._get_response_bodies(direction)
+        for code in self._error_codes():
+            if code not in responses:
+                responses[code] = self._get_response_for_code(
+                    ErrorSerializer, code, direction=direction
+                )
+        return responses
+
+    def _error_codes(self) -> list[str]:
+        codes = ["401", "403", "405", "406", "429"]
+        if self.method in WRITES:
+            codes += ["400", "415"]
+        elif self._is_list_view() or self._has_query_filters():
+            codes += ["400"]  # a bad filter value or page
+        if "{" in self.path or self._is_list_view():
+            codes += ["404"]  # an unknown identifier, or a page past the end
+        codes += getattr(self.view, "extra_error_codes", {}).get(
+            getattr(self.view, "action", ""), []
+        )
+        return sorted(set(codes))
+
+    def _has_query_filters(self) -> bool:
+        return bool(getattr(self.view, "filterset_class", None)) and self._is_list_view()

@@ -1,0 +1,25 @@
+"""Per-user (so per-token) and per-address throttles whose rates follow the settings.
+
+DRF's own throttles copy the rates into a class attribute when first imported,
+so a changed setting (a test, a reload) would be ignored; these read them on
+each request. A throttled call gets 429 with ``Retry-After``. The counts live
+in the default cache: with several processes, configure a shared cache.
+"""
+
+from rest_framework.settings import api_settings
+from rest_framework.throttling import AnonRateThrottle, UserRateThrottle
+
+
+class CurrentRatesMixin:
+    scope: str
+
+    def get_rate(self) -> str | None:
+        return api_settings.DEFAULT_THROTTLE_RATES.get(self.scope)
+
+
+class UserThrottle(CurrentRatesMixin, UserRateThrottle):
+    """Authenticated callers, keyed by user: one budget per user and their token."""
+
+
+class AnonThrottle(CurrentRatesMixin, AnonRateThrottle):
+    """Anonymous callers, keyed by client address (they only ever get 401)."""
