@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Count, F, Q, QuerySet, Window
-from django.db.models.functions import RowNumber
+from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery, Window
+from django.db.models.functions import Coalesce, RowNumber
 from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
 
@@ -433,8 +433,18 @@ def _thread_of(case: Case) -> EmailThread | None:
 
 
 def cases() -> QuerySet[Case]:
+    # A correlated subquery rather than Count + GROUP BY: the database sorts and
+    # cuts the page first and counts pending actions for those 50 rows only,
+    # and the paginator's COUNT(*) stays a plain count.
+    pending = (
+        PendingAction.objects.filter(case=OuterRef("pk"), status=PendingAction.Status.PENDING)
+        .order_by()
+        .values("case")
+        .annotate(n=Count("id"))
+        .values("n")
+    )
     return Case.objects.select_related("vanpool").annotate(
-        pending=Count("pending_actions", filter=Q(pending_actions__status="pending"))
+        pending=Coalesce(Subquery(pending), 0)
     )
 
 

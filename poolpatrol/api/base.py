@@ -39,6 +39,8 @@ class StrictFilterSet(filters.FilterSet):
         return super().is_valid()
 
 
-@extend_schema_field({"type": "string", "minLength": 1})
-class TextFilter(filters.CharFilter):
+def text_filter(*, help_text: str, **kwargs: Any) -> filters.CharFilter:
     """A text filter the schema documents as non-empty (an empty one is a 400)."""
+    text = filters.CharFilter(help_text=help_text, **kwargs)
+    schema = {"type": "string", "minLength": 1, "description": help_text}
+    return extend_schema_field(schema)(text)

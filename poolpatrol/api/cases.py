@@ -22,7 +22,7 @@ from rest_framework.response import Response
 from cases.lifecycle import KEEP, IllegalTransition, open_case, set_reply_deadline, transition
 from cases.models import Case, CaseEvent, Verification
 from outreach.models import Message
-from poolpatrol.api.base import PublicIdLookup, StrictFilterSet, TextFilter
+from poolpatrol.api.base import PublicIdLookup, StrictFilterSet, text_filter
 from poolpatrol.api.emails import MessageSerializer, messages
 from poolpatrol.api.errors import Conflict
 from vanpools.models import Vanpool
@@ -176,7 +176,7 @@ class CaseUpdateSerializer(serializers.Serializer):
 class CaseFilter(StrictFilterSet):
     status = filters.ChoiceFilter(choices=Status.choices)
     outcome = filters.ChoiceFilter(choices=[o for o in Case.Outcome.choices if o[0]])
-    vanpool = TextFilter(field_name="vanpool__vanpool_id", help_text="vanpool_id.")
+    vanpool = text_filter(field_name="vanpool__vanpool_id", help_text="vanpool_id.")
     reason = filters.ChoiceFilter(choices=Case.Reason.choices, field_name="meta__reason")
     opened_since = filters.DateFilter(
         field_name="created_at",

@@ -14,7 +14,7 @@ from rest_framework.response import Response
 
 from outreach.models import EmailThread, Message
 from outreach.staff_messages import CannotWrite, add_staff_message
-from poolpatrol.api.base import PublicIdLookup, StrictFilterSet, TextFilter
+from poolpatrol.api.base import PublicIdLookup, StrictFilterSet, text_filter
 from vanpools.models import Employee
 
 THREAD_ID_RE = r"THREAD-[0-9A-F]{8}"
@@ -100,8 +100,8 @@ class StaffMessageSerializer(serializers.Serializer):
 
 
 class ThreadFilter(StrictFilterSet):
-    case = TextFilter(field_name="case__case_id", help_text="case_id.")
-    vanpool = TextFilter(field_name="case__vanpool__vanpool_id", help_text="vanpool_id.")
+    case = text_filter(field_name="case__case_id", help_text="case_id.")
+    vanpool = text_filter(field_name="case__vanpool__vanpool_id", help_text="vanpool_id.")
 
     class Meta:
         model = EmailThread

@@ -11,7 +11,7 @@ from django_filters import rest_framework as filters
 from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import generics, serializers, viewsets
 
-from poolpatrol.api.base import PublicIdLookup, StrictFilterSet, TextFilter
+from poolpatrol.api.base import PublicIdLookup, StrictFilterSet, text_filter
 from poolpatrol.api.vanpools import VANPOOL_ID_RE, PointSerializer, point
 from vanpools.models import Employee, Leave, Rider, Shift
 
@@ -103,10 +103,10 @@ class EmployeeDetailSerializer(EmployeeSerializer):
 
 
 class EmployeeFilter(StrictFilterSet):
-    site = TextFilter(field_name="work_site", help_text="Work site, exactly.")
+    site = text_filter(field_name="work_site", help_text="Work site, exactly.")
     status = filters.ChoiceFilter(choices=Employee.Status.choices)
-    shift = TextFilter(field_name="shift__shift_id", help_text="shift_id.")
-    vanpool = TextFilter(
+    shift = text_filter(field_name="shift__shift_id", help_text="shift_id.")
+    vanpool = text_filter(
         method="in_vanpool", help_text="vanpool_id: employees with an active seat on it."
     )
 

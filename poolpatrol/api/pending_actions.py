@@ -22,7 +22,7 @@ from cases.lifecycle import IllegalTransition
 from cases.models import PendingAction
 from outreach import decisions
 from outreach.models import Message
-from poolpatrol.api.base import PublicIdLookup, StrictFilterSet, TextFilter
+from poolpatrol.api.base import PublicIdLookup, StrictFilterSet, text_filter
 from poolpatrol.api.errors import Conflict
 
 BUCKETS = [b for b in Message.Bucket.values if b]
@@ -96,7 +96,7 @@ class RejectSerializer(serializers.Serializer):
 class PendingActionFilter(StrictFilterSet):
     status = filters.ChoiceFilter(choices=PendingAction.Status.choices)
     kind = filters.ChoiceFilter(choices=PendingAction.Kind.choices)
-    case = TextFilter(field_name="case__case_id", help_text="case_id.")
+    case = text_filter(field_name="case__case_id", help_text="case_id.")
 
     class Meta:
         model = PendingAction

@@ -42,14 +42,11 @@ class AutoSchema(SpectacularAutoSchema):
         codes = ["401", "403", "405", "406", "429"]
         if self.method in WRITES:
             codes += ["400", "415"]
-        elif self._is_list_view() or self._has_query_filters():
-            codes += ["400"]  # a bad filter value or page
+        elif self._is_list_view():
+            codes += ["400"]  # a bad filter value or page size
         if "{" in self.path or self._is_list_view():
             codes += ["404"]  # an unknown identifier, or a page past the end
         codes += getattr(self.view, "extra_error_codes", {}).get(
             getattr(self.view, "action", ""), []
         )
         return sorted(set(codes))
-
-    def _has_query_filters(self) -> bool:
-        return bool(getattr(self.view, "filterset_class", None)) and self._is_list_view()

@@ -17,7 +17,7 @@ from rest_framework.response import Response
 
 from agents.tasks import enqueue_audit
 from cases.models import Case
-from poolpatrol.api.base import PublicIdLookup, StrictFilterSet, TextFilter
+from poolpatrol.api.base import PublicIdLookup, StrictFilterSet, text_filter
 from vanpools.models import Rider, Vanpool
 
 VANPOOL_ID_RE = r"VP-[A-Z0-9][A-Z0-9-]*"
@@ -111,7 +111,7 @@ class VanpoolDetailSerializer(VanpoolSerializer):
 
 
 class VanpoolFilter(StrictFilterSet):
-    site = TextFilter(field_name="work_site", help_text="Work site, exactly.")
+    site = text_filter(field_name="work_site", help_text="Work site, exactly.")
     status = filters.ChoiceFilter(choices=Vanpool.Status.choices)
 
     class Meta:
