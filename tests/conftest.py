@@ -3,6 +3,18 @@ import time_machine
 
 from tests.factories import UserFactory
 
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Browser tests last, after pytest-django's own ordering.
+
+    Playwright keeps an event loop running in the main thread from its first
+    test to the end of the session, and Django refuses synchronous ORM calls
+    under a running loop; only the browser package allows them.
+    """
+    items.sort(key=lambda item: "tests/browser/" in item.nodeid)
+
+
 # Every test runs at one fixed moment unless it travels on purpose.
 FROZEN_NOW = "2026-11-23T09:00:00-08:00"
 
