@@ -6,6 +6,7 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from agents.lessons import false_positive_counts_by_pattern
 from cases import program
 from cases.models import Case
 from poolpatrol.dashboard import dashboard_view
@@ -48,8 +49,18 @@ def program_page(request: HttpRequest) -> HttpResponse:
     decisions = program.human_decisions()
     cancellations = program.cancellations()
     labels = dict(Case.Status.choices)
+    false_positives = [
+        {
+            "pattern": row.pattern,
+            "proposed": row.proposed,
+            "false_positives": row.false_positives,
+            "rate_text": percent(row.rate),
+        }
+        for row in false_positive_counts_by_pattern()
+    ]
     context = {
         "nav": "program",
+        "false_positives": false_positives,
         "open_total": sum(by_status.values()),
         "status_chart": bar_chart(
             [(labels[s], n, STATUS_TONES.get(s, "bar")) for s, n in by_status.items()]

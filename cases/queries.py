@@ -16,6 +16,7 @@ from django.db.models.functions import Coalesce, RowNumber
 from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
 
+from agents.lessons import SimilarCases, similar_past_cases_for
 from agents.models import AgentRun
 from agents.supervisor import latest_reviews_for
 from cases.models import Case, CaseEvent, CaseReview, PendingAction, Verification
@@ -167,6 +168,7 @@ class Card:
     checklist: list[CheckItem] = field(default_factory=list)
     suggestions: list[dict[str, str]] = field(default_factory=list)
     reasoning: dict[str, str] = field(default_factory=dict)
+    similar: SimilarCases | None = None
 
     @property
     def result_rows(self) -> list[tuple[str, str]]:
@@ -207,6 +209,8 @@ def build_cards(actions: list[PendingAction]) -> list[Card]:
     verifications = newest_verifications(needs_evidence & case_ids) if needs_evidence else {}
     messages = _messages_by_case(needs_history) if needs_history else {}
     reaudits = _reaudits_by_case(needs_history) if needs_history else {}
+    cancelled_cases = {a.case_id: a.case for a in actions if a.case_id in needs_history}
+    similar = similar_past_cases_for(cancelled_cases.values()) if cancelled_cases else {}
     unmatched = [a for a in actions if a.kind == Kind.MATCH_INBOUND]
     suggestions = _thread_suggestions(unmatched) if unmatched else {}
     cards = []
@@ -220,6 +224,7 @@ def build_cards(actions: list[PendingAction]) -> list[Card]:
             )
             card.reasoning = {check: v.reasoning for check, v in found.items()}
             card.review = reviews.get(action.case_id)
+            card.similar = similar.get(action.case_id)
             card.checklist = cancellation_checklist(
                 action,
                 card.employee_id,
@@ -443,9 +448,7 @@ def cases() -> QuerySet[Case]:
         .annotate(n=Count("id"))
         .values("n")
     )
-    return Case.objects.select_related("vanpool").annotate(
-        pending=Coalesce(Subquery(pending), 0)
-    )
+    return Case.objects.select_related("vanpool").annotate(pending=Coalesce(Subquery(pending), 0))
 
 
 def counts_by_status(queryset: QuerySet[Case]) -> dict[str, int]:

@@ -20,6 +20,7 @@ from django.utils.timezone import localtime
 from django.views.decorators.http import require_GET, require_POST
 
 from agents.case_qa import answer_question
+from agents.lessons import similar_past_cases
 from cases import queries
 from cases.forms import AskForm, CardStepForm, CaseFilterForm, QueueFilterForm, decision_form
 from cases.models import Case, PendingAction
@@ -291,6 +292,7 @@ def _case_context(request: HttpRequest, records: queries.CaseRecords, **extra: A
         "flags": flags,
         "ask_form": extra.pop("ask_form", None) or AskForm(),
         "can_decide": can_decide(request.user),
+        "similar": similar_past_cases(case),
         **extra,
     }
 

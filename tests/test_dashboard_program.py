@@ -186,5 +186,5 @@ def test_the_program_page_queries_do_not_grow_with_cases(
         AgentRunFactory(agent="case_manager", vanpool=VanpoolFactory())
     client.force_login(coordinator)
 
-    with django_assert_max_num_queries(12):
+    with django_assert_max_num_queries(13):
         assert client.get(reverse("program")).status_code == 200

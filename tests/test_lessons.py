@@ -320,3 +320,41 @@ def test_auditors_read_lessons_in_the_admin_and_nobody_edits_them(client, audito
     assert client.get(reverse("admin:cases_caselesson_changelist")).status_code == 200
     assert client.get(reverse("admin:cases_caselesson_change", args=[lesson.pk])).status_code == 200
     assert client.get(reverse("admin:cases_caselesson_add")).status_code == 403
+
+
+# --- On the dashboard ----------------------------------------------------------------------
+
+
+def test_the_case_page_shows_similar_past_cases_with_their_outcomes(client, coordinator, history):
+    open_case = CaseFactory(
+        vanpool=VanpoolFactory(work_site="Fremont Campus"),
+        meta={"reason": "location_mismatch", "failed_checks": ["location"]},
+    )
+    client.force_login(coordinator)
+    html = client.get(reverse("case-detail", args=[open_case.case_id])).content.decode()
+    assert "Similar past cases" in html
+    assert "4 closed cases with the same reason (location_mismatch) at Fremont Campus" in html
+    assert "2 cancelled" in html and "1 dismissed" in html
+    assert history[2].case.case_id in html  # the newest similar case, linked
+
+
+def test_the_cancellation_card_shows_similar_past_cases(
+    case, run, _frozen_time, client, coordinator, history
+):
+    pre_cancelled(case, run, _frozen_time)
+    client.force_login(coordinator)
+    html = client.get(reverse("review-queue")).content.decode()
+    assert "Similar past cases" in html
+    assert "closed cases with the same reason (location_mismatch) at" in html
+
+
+def test_the_program_page_counts_false_positives_by_pattern(client, coordinator):
+    rejected = past_case("Fremont Campus", "location_mismatch", Outcome.DISMISSED)
+    approved = past_case("Fremont Campus", "location_mismatch", Outcome.CANCELLED)
+    decided(rejected, "rejected")
+    decided(approved, "approved")
+    client.force_login(coordinator)
+    html = client.get(reverse("program")).content.decode()
+    assert "False positives by pattern" in html
+    assert "<code>location_mismatch:no_reply</code>" in html
+    assert 'data-label="Rate" class="num">50%</td>' in html
