@@ -57,6 +57,9 @@ class Decision:
     unknown_checks: list[str]
     rider_flags: dict[str, dict[str, str]]  # only riders with a non-pass verdict
     details: str
+    # employee_id → check → the fact the rules could not use (schedule text, ZIP…):
+    # a reviewer's ruling on it stands while it is unchanged.
+    unknown_inputs: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -110,6 +113,11 @@ def synthesize(results: dict[str, SpecialistResult]) -> Decision:
                 flags.setdefault(flag.employee_id, {})[check] = flag.verdict
     verdict = combine_verdicts([result.verdict for result in results.values()])
     details = " ".join(result.reasoning for result in results.values() if result.verdict != "pass")
+    inputs: dict[str, dict[str, str]] = {}
+    for check, result in results.items():
+        for item in result.evidence:
+            if item.type == "unknown_input" and flags.get(item.employee_id, {}).get(check):
+                inputs.setdefault(item.employee_id, {})[check] = item.value
     return Decision(
         verdict=verdict,
         reason=reason_for(failed) if verdict != "pass" else "",
@@ -117,6 +125,72 @@ def synthesize(results: dict[str, SpecialistResult]) -> Decision:
         unknown_checks=unknown,
         rider_flags=dict(sorted(flags.items())),
         details=details,
+        unknown_inputs=inputs,
+    )
+
+
+def with_standing_rulings(case: Case | None, decision: Decision) -> Decision:
+    """Apply a reviewer's earlier ruling to a rider the rules still cannot decide.
+
+    A person ruled on exactly this fact (the same unusable schedule text or
+    ZIP) before; asking them again at every re-audit would be noise. A ruling
+    stands only while that fact is unchanged: a new value is a new question.
+    """
+    if case is None or not any(
+        "unknown" in checks.values() for checks in decision.rider_flags.values()
+    ):
+        return decision
+    ruled = PendingAction.objects.filter(
+        case=case, kind=PendingAction.Kind.DECIDE_VERIFICATION, status=PendingAction.Status.APPROVED
+    ).order_by("-decided_at", "-id")
+    standing: dict[tuple[str, str], str] = {}
+    for action in ruled:
+        rulings = (action.result or {}).get("rulings", {})
+        asked_inputs = action.payload.get("inputs", {})
+        for employee_id, checks in action.payload.get("riders", {}).items():
+            for check in checks:
+                same_fact = asked_inputs.get(employee_id, {}).get(check) == (
+                    decision.unknown_inputs.get(employee_id, {}).get(check)
+                )
+                if (
+                    employee_id in rulings
+                    and same_fact
+                    and check in asked_inputs.get(employee_id, {})
+                ):
+                    standing.setdefault((employee_id, check), rulings[employee_id])
+    flags = {emp: dict(checks) for emp, checks in decision.rider_flags.items()}
+    used = []
+    for (employee_id, check), ruling in standing.items():
+        if flags.get(employee_id, {}).get(check) == "unknown":
+            used.append(f"{employee_id} {check} {ruling}")
+            if ruling == "pass":
+                del flags[employee_id][check]
+            else:
+                flags[employee_id][check] = ruling
+    if not used:
+        return decision
+    flags = {emp: checks for emp, checks in flags.items() if checks}
+    rider_unknown = {
+        c for checks in decision.rider_flags.values() for c, v in checks.items() if v == "unknown"
+    }
+    check_level_unknown = set(decision.unknown_checks) - rider_unknown
+    unknown = sorted(
+        check_level_unknown
+        | {c for checks in flags.values() for c, v in checks.items() if v == "unknown"}
+    )
+    failed = sorted(
+        set(decision.failed_checks)
+        | {c for checks in flags.values() for c, v in checks.items() if v == "fail"}
+    )
+    verdict = "fail" if failed else "unknown" if unknown else "pass"
+    return Decision(
+        verdict=verdict,
+        reason=reason_for(failed) if verdict != "pass" else "",
+        failed_checks=failed,
+        unknown_checks=unknown,
+        rider_flags=dict(sorted(flags.items())),
+        details=f"{decision.details} Standing reviewer rulings: {', '.join(sorted(used))}.".strip(),
+        unknown_inputs=decision.unknown_inputs,
     )
 
 
@@ -308,6 +382,7 @@ def _apply_decision(
     facts: VanpoolFacts, decision: Decision, actor: Actor, audit_date: dt.date
 ) -> tuple[Case | None, CaseAction]:
     open_case_row = Case.objects.filter(vanpool_id=facts.pk).exclude(status=Status.CLOSED).first()
+    decision = with_standing_rulings(open_case_row, decision)
     if decision.verdict == "pass" and not decision.unknown_checks:
         if open_case_row is None:
             return None, "none"
@@ -361,6 +436,14 @@ def _route_for_review(case: Case, decision: Decision, actor: Actor, audit_date: 
             "riders": riders,
             "audit_date": audit_date.isoformat(),
             "details": decision.details,
+            "inputs": {
+                employee_id: {
+                    check: value
+                    for check, value in decision.unknown_inputs.get(employee_id, {}).items()
+                    if check in checks
+                }
+                for employee_id, checks in riders.items()
+            },
         }
         if not pending.filter(payload=payload).exists():
             pending.update(

@@ -151,6 +151,44 @@ def test_it_moves_on_from_a_reviewers_ruling():
         decide_verification(action, {rider.employee.employee_id: "pass"}, by=reviewer)
 
 
+def test_a_ruling_stands_at_the_next_audit_while_the_fact_is_unchanged():
+    vanpool = van_with(NEAR_ZIP)
+    flex = ShiftFactory(schedule=[], schedule_text="varies week to week, see supervisor")
+    rider = RiderFactory(vanpool=vanpool, employee=EmployeeFactory(home_zip=NEAR_ZIP, shift=flex))
+    audit_vanpool(vanpool.vanpool_id, audit_date=AUDIT_DATE)
+    decide_verification(
+        PendingAction.objects.get(), {rider.employee.employee_id: "fail"}, by=UserFactory()
+    )
+
+    audit_vanpool(vanpool.vanpool_id, audit_date=AUDIT_DATE + dt.timedelta(days=7))
+
+    case = Case.objects.get()
+    assert case.status != "hitl_review"
+    assert case.meta["rider_flags"] == {rider.employee.employee_id: {"shift": "fail"}}
+    assert PendingAction.objects.filter(status="pending").count() == 0
+
+
+def test_a_changed_fact_is_a_new_question_for_the_reviewer():
+    vanpool = van_with(NEAR_ZIP)
+    flex = ShiftFactory(schedule=[], schedule_text="varies week to week, see supervisor")
+    rider = RiderFactory(vanpool=vanpool, employee=EmployeeFactory(home_zip=NEAR_ZIP, shift=flex))
+    audit_vanpool(vanpool.vanpool_id, audit_date=AUDIT_DATE)
+    decide_verification(
+        PendingAction.objects.get(), {rider.employee.employee_id: "fail"}, by=UserFactory()
+    )
+    flex.schedule_text = "mornings mostly, some nights"
+    flex.save()
+
+    audit_vanpool(vanpool.vanpool_id, audit_date=AUDIT_DATE + dt.timedelta(days=7))
+
+    assert Case.objects.get().status == "hitl_review"
+    asked = PendingAction.objects.get(status="pending")
+    assert (
+        asked.payload["inputs"][rider.employee.employee_id]["shift"]
+        == "mornings mostly, some nights"
+    )
+
+
 def test_it_closes_the_case_when_the_reviewer_rules_pass():
     vanpool = van_with(NEAR_ZIP)
     flex = ShiftFactory(schedule=[], schedule_text="on call")
