@@ -27,7 +27,7 @@ from django.db.models.functions import RowNumber
 from pydantic import BaseModel, ConfigDict
 
 from agents import llm
-from agents.tracing import RunTrace, save_trace_tree, timed
+from agents.tracing import RunTrace, save_trace_tree, timed, traced_structured
 from cases.models import Case, CaseEvent, CaseLesson, CaseReview, PendingAction, Verification
 from outreach.models import Message
 
@@ -226,23 +226,9 @@ def _model_sentence(
     """(sentence, model) from the model, or None when it fails (the trace keeps the error)."""
     prompt = llm.load_prompt("lesson", PROMPT_VERSION)
     user = llm.data_block("signals", signals) + "\n" + llm.data_block("draft", {"text": draft})
-    trace = RunTrace(
-        agent=AGENT,
-        backend="openai",
-        input={"system_prompt": prompt.version, "user": user},
-        model_calls=1,
-    )
-    parent.children.append(trace)
-    try:
-        call = client.structured(AGENT, prompt.version, prompt.text, user, LessonSentence)
-    except llm.ModelError as error:
-        for name, value in error.trace_fields().items():
-            setattr(trace, name, value)
-        trace.output = {"fallback": "rules"}
+    call = traced_structured(client, AGENT, prompt, user, LessonSentence, parent)
+    if call is None:
         return None
-    for name, value in call.trace_fields().items():
-        setattr(trace, name, value)
-    trace.output = call.parsed.model_dump()
     sentence = " ".join(call.parsed.sentence.split())[:400]
     return (sentence, call.model) if sentence else None
 

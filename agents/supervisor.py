@@ -30,7 +30,7 @@ from django.utils import timezone
 from pydantic import BaseModel, ConfigDict
 
 from agents import llm
-from agents.tracing import RunTrace, save_trace_tree, timed
+from agents.tracing import RunTrace, save_trace_tree, timed, traced_structured
 from cases.models import Case, CaseEvent, CaseReview, PendingAction, Verification
 from outreach.models import Message
 from vanpools.models import Rider
@@ -742,24 +742,10 @@ def assess_with_model(
     """The model's assessment, or None (recorded on the trace) when it is unavailable."""
     prompt = llm.load_prompt(AGENT, PROMPT_VERSION)
     user = llm.data_block("evidence_package", _model_input(package, found))
-    trace = RunTrace(
-        agent=AGENT,
-        backend="openai",
-        input={"system_prompt": prompt.version, "user": user},
-        model_calls=1,
-    )
-    parent.children.append(trace)
-    try:
-        call = client.structured(AGENT, prompt.version, prompt.text, user, ReasoningAssessment)
-    except llm.ModelError as error:
-        for name, value in error.trace_fields().items():
-            setattr(trace, name, value)
-        trace.output = {"fallback": "rules"}
-        logger.warning("supervisor model unavailable for %s: %s", package.case.case_id, error)
+    call = traced_structured(client, AGENT, prompt, user, ReasoningAssessment, parent)
+    if call is None:
+        logger.warning("supervisor model unavailable for %s", package.case.case_id)
         return None
-    for name, value in call.trace_fields().items():
-        setattr(trace, name, value)
-    trace.output = call.parsed.model_dump(mode="json")
     return call.parsed
 
 

@@ -5,10 +5,18 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import TYPE_CHECKING, TypeVar
 
 from agents.models import AgentRun
 from agents.telemetry import export_on_commit
 from cases.models import Case, Verification
+
+if TYPE_CHECKING:  # agents.llm imports this module
+    from pydantic import BaseModel
+
+    from agents.llm import ModelCall, OpenAIClient, Prompt
+
+ParsedT = TypeVar("ParsedT", bound="BaseModel")
 
 
 @dataclass
@@ -80,3 +88,38 @@ def save_trace_tree(
         # The whole tree, once, after commit; nothing at all unless configured.
         export_on_commit(run.pk)
     return run
+
+
+def traced_structured(
+    client: "OpenAIClient",
+    agent: str,
+    prompt: "Prompt",
+    user: str,
+    schema: "type[ParsedT]",
+    parent: RunTrace,
+) -> "ModelCall[ParsedT] | None":
+    """One structured model call as a child trace of ``parent``.
+
+    None when the client fails: the error stays on the child trace, marked as
+    a fallback to the rules, and the caller goes on without the model.
+    """
+    trace = RunTrace(
+        agent=agent,
+        backend="openai",
+        input={"system_prompt": prompt.version, "user": user},
+        model_calls=1,
+    )
+    parent.children.append(trace)
+    from agents.llm import ModelError  # the client module imports this one
+
+    try:
+        call = client.structured(agent, prompt.version, prompt.text, user, schema)
+    except ModelError as error:
+        for name, value in error.trace_fields().items():
+            setattr(trace, name, value)
+        trace.output = {"fallback": "rules"}
+        return None
+    for name, value in call.trace_fields().items():
+        setattr(trace, name, value)
+    trace.output = call.parsed.model_dump(mode="json")
+    return call

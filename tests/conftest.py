@@ -26,6 +26,17 @@ def _frozen_time():
 
 
 @pytest.fixture
+def run(django_capture_on_commit_callbacks):
+    """Call ``fn`` and then run what it queued on commit (django-q2 is sync in tests)."""
+
+    def call(fn, *args, **kwargs):
+        with django_capture_on_commit_callbacks(execute=True):
+            return fn(*args, **kwargs)
+
+    return call
+
+
+@pytest.fixture
 def auditor(db):
     return UserFactory(username="auditor", is_staff=True, groups=["Auditors"])
 

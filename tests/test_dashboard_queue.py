@@ -31,15 +31,6 @@ Kind = PendingAction.Kind
 
 
 @pytest.fixture
-def run(django_capture_on_commit_callbacks):
-    def call(fn, *args, **kwargs):
-        with django_capture_on_commit_callbacks(execute=True):
-            return fn(*args, **kwargs)
-
-    return call
-
-
-@pytest.fixture
 def van():
     vanpool = VanpoolFactory(work_site="Fremont Campus")
     RiderFactory(vanpool=vanpool, employee=EmployeeFactory(first_name="Nadia", home_zip=NEAR_ZIP))

@@ -31,15 +31,6 @@ Outcome = Case.Outcome
 
 
 @pytest.fixture
-def run(django_capture_on_commit_callbacks):
-    def call(fn, *args, **kwargs):
-        with django_capture_on_commit_callbacks(execute=True):
-            return fn(*args, **kwargs)
-
-    return call
-
-
-@pytest.fixture
 def van():
     vanpool = VanpoolFactory()
     RiderFactory(vanpool=vanpool, employee=EmployeeFactory(home_zip=NEAR_ZIP))

@@ -42,17 +42,6 @@ Status = Case.Status
 
 
 @pytest.fixture
-def run(django_capture_on_commit_callbacks):
-    """Call ``fn`` and then run what it queued on commit (django-q2 is sync in tests)."""
-
-    def call(fn, *args, **kwargs):
-        with django_capture_on_commit_callbacks(execute=True):
-            return fn(*args, **kwargs)
-
-    return call
-
-
-@pytest.fixture
 def van():
     vanpool = VanpoolFactory()
     RiderFactory(vanpool=vanpool, employee=EmployeeFactory(first_name="Nadia", home_zip=NEAR_ZIP))
