@@ -3,6 +3,11 @@
 Screenshots of every page a test visits are saved under
 ``var/screenshots/`` (or ``$SCREENSHOT_DIR``) as test artifacts, at the
 desktop and phone widths the issue asks for.
+
+The live server needs real transactions: mark tests
+``pytest.mark.django_db(transaction=True, serialized_rollback=True)``; the
+second makes pytest-django snapshot the migrated database when it creates it,
+and each browser test starts from that snapshot (see below).
 """
 
 import os
@@ -25,6 +30,51 @@ def _orm_beside_playwright():
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
         yield
+
+
+@pytest.fixture(scope="session")
+def _migrated_state(django_db_setup):
+    """The test database as migrations left it, serialized when it was created.
+
+    Taken before Playwright's event loop starts in this thread: Django refuses
+    ORM calls from inside a running loop (session fixtures are set up before
+    the package-scoped switch above), and once the loop runs, ``connections``
+    hands this thread new connection objects (asgiref keeps them per context)
+    that do not carry the snapshot.
+    """
+    from django.db import connections
+
+    return {
+        alias: connections[alias]._test_serialized_contents
+        for alias in connections
+        if hasattr(connections[alias], "_test_serialized_contents")
+    }
+
+
+@pytest.fixture(scope="session")
+def playwright(_migrated_state, playwright):
+    return playwright
+
+
+@pytest.fixture(autouse=True)
+def _start_from_the_migrated_database(_migrated_state, transactional_db):
+    """Each browser test starts from exactly the migrated database, whatever ran before.
+
+    Other transactional tests end with a flush that empties the rows data
+    migrations made (the Coordinators and Auditors groups) and re-creates
+    content types and permissions under new ids, so Django's own serialized
+    rollback cannot load its snapshot on top. Empty everything, then load it.
+    """
+    from django.core.management import call_command
+    from django.db import connections
+
+    if not _migrated_state:
+        pytest.fail("Browser tests need pytest.mark.django_db(serialized_rollback=True).")
+    for alias, contents in _migrated_state.items():
+        call_command(
+            "flush", database=alias, interactive=False, inhibit_post_migrate=True, verbosity=0
+        )
+        connections[alias].creation.deserialize_db_from_string(contents)
 
 
 @pytest.fixture(scope="session")

@@ -2,7 +2,7 @@
 
 import pytest
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 
 
 def test_a_coordinator_logs_in_and_lands_on_the_review_queue(
