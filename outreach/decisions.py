@@ -311,6 +311,9 @@ def _approve_match(action: PendingAction, by: AbstractBaseUser, note: str, edits
 def _thread_from(thread_id: object) -> EmailThread:
     if not thread_id:
         raise InvalidDecision("choose the thread (THREAD-…) this message belongs to")
+    thread_id = str(thread_id)
+    if "\x00" in thread_id:  # PostgreSQL refuses NUL in text: not an ID, not a 500
+        raise InvalidDecision("a thread ID cannot contain a NUL character")
     thread = EmailThread.objects.select_related("case").filter(thread_id=thread_id).first()
     if thread is None:
         raise InvalidDecision(f"no thread {thread_id}")
@@ -322,7 +325,9 @@ def _thread_from(thread_id: object) -> EmailThread:
 def _rider_of(case: Case, employee_id: object, message: Message) -> Employee:
     riders = Employee.objects.filter(memberships__vanpool_id=case.vanpool_id).distinct()
     if employee_id:
-        employee = riders.filter(employee_id=employee_id).first()
+        if "\x00" in str(employee_id):
+            raise InvalidDecision("an employee ID cannot contain a NUL character")
+        employee = riders.filter(employee_id=str(employee_id)).first()
     else:
         employee = riders.filter(email__iexact=message.from_email).first()
     if employee is None:

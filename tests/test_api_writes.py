@@ -379,3 +379,31 @@ def test_a_cancellation_is_approved_only_through_its_pending_action(api, auditor
     case.refresh_from_db()
     assert (rider.status, rider.cancelled_by) == (Rider.Status.CANCELLED, auditor)
     assert (case.status, case.outcome) == ("closed", "cancelled")
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/cases/CASE-0000%0000",
+        "/api/vanpools/VP-1%00/riders",
+        "/api/employees/EMP-1%00/shifts",
+        "/api/emails/threads/THREAD-1%00",
+    ],
+)
+def test_a_nul_in_an_identifier_is_a_json_404_not_a_database_error(api, path):
+    assert error(api.get(path), 404)["code"] == "not_found"
+
+
+def test_a_nul_in_a_dashboard_path_is_a_404(client, coordinator):
+    client.force_login(coordinator)
+    assert client.get("/cases/CASE-1%00/").status_code == 404
+
+
+def test_a_nul_in_a_match_edit_is_refused_as_a_bad_decision(api):
+    action = PendingActionFactory(kind=PendingAction.Kind.MATCH_INBOUND)
+    response = api.post(
+        f"/api/pending-actions/{action.pk}/approve",
+        {"edits": {"thread": "THREAD-1\x00"}},
+        format="json",
+    )
+    assert response.status_code == 400

@@ -2,9 +2,11 @@
 
 from typing import Any
 
+from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django_filters import rest_framework as filters
 from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
 
 
 class PublicIdLookup:
@@ -15,6 +17,8 @@ class PublicIdLookup:
 
     def get_object(self) -> Any:
         lookup = self.lookup_url_kwarg or self.lookup_field  # type: ignore[attr-defined]
+        if "\x00" in self.kwargs[lookup]:  # type: ignore[attr-defined]
+            raise Http404  # no ID holds NUL, and PostgreSQL would refuse to look
         obj = get_object_or_404(
             self.get_queryset(),  # type: ignore[attr-defined]
             **{self.lookup_field: self.kwargs[lookup]},  # type: ignore[attr-defined]
@@ -44,3 +48,17 @@ def text_filter(*, help_text: str, **kwargs: Any) -> filters.CharFilter:
     text = filters.CharFilter(help_text=help_text, **kwargs)
     schema = {"type": "string", "minLength": 1, "description": help_text}
     return extend_schema_field(schema)(text)
+
+
+class PublicIdField(serializers.SlugRelatedField):
+    """A row named by its public identifier; NUL is refused before the lookup.
+
+    PostgreSQL refuses NUL in text, so looking one up would be a 500.
+    """
+
+    def to_internal_value(self, data: Any) -> Any:
+        if isinstance(data, str) and "\x00" in data:
+            self.fail(
+                "does_not_exist", slug_name=self.slug_field, value=data.replace("\x00", "\\0")
+            )
+        return super().to_internal_value(data)

@@ -22,7 +22,7 @@ from rest_framework.response import Response
 from cases.lifecycle import KEEP, IllegalTransition, open_case, set_reply_deadline, transition
 from cases.models import Case, CaseEvent, Verification
 from outreach.models import Message
-from poolpatrol.api.base import PublicIdLookup, StrictFilterSet, text_filter
+from poolpatrol.api.base import PublicIdField, PublicIdLookup, StrictFilterSet, text_filter
 from poolpatrol.api.emails import MessageSerializer, messages
 from poolpatrol.api.errors import Conflict
 from vanpools.models import Vanpool
@@ -125,7 +125,7 @@ class CaseDetailSerializer(CaseSerializer):
 
 
 class CaseCreateSerializer(serializers.Serializer):
-    vanpool = serializers.SlugRelatedField(
+    vanpool = PublicIdField(
         slug_field="vanpool_id", queryset=Vanpool.objects.all(), help_text="vanpool_id."
     )
     reason = serializers.ChoiceField(choices=Case.Reason.choices)
