@@ -168,6 +168,9 @@ class _Facts:
                 "time": self.times,
                 "number": self.numbers,
             }[claim.kind].add(claim.value)
+            if claim.kind == "id" and _ZIP4.fullmatch(claim.value):
+                # "ZIP 90026" restates the ZIP+4 90026-3214 on record.
+                self.numbers.add(Decimal(claim.value[:5]))
 
     def supports(self, claim: Claim) -> bool:
         if claim.kind == "id":

@@ -91,3 +91,13 @@ def test_field_names_are_not_facts_and_text_without_claims_is_faithful():
 def test_it_says_what_is_missing():
     result = check_faithfulness("EMP-9 at 12:15", {})
     assert result.describe() == "not in the evidence: id 'EMP-9', time '12:15'"
+
+
+def test_the_five_digit_zip_of_a_zip_plus_4_on_record_is_supported():
+    result = check_faithfulness("E1 lives in ZIP 90026.", {"home_zip": "90026-3214"})
+    assert result.faithful
+
+
+def test_another_zip_is_still_unsupported_beside_a_zip_plus_4():
+    result = check_faithfulness("E1 lives in ZIP 90027.", {"home_zip": "90026-3214"})
+    assert not result.faithful
