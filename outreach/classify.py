@@ -17,6 +17,7 @@ from mailparser_reply import EmailReplyParser
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents import llm
+from agents.tracing import RunTrace, traced_structured
 from outreach.guardrails import check_untrusted, normalise
 
 Bucket = Literal["acknowledgment", "question", "update", "escalation"]
@@ -46,7 +47,10 @@ class ModelReplyLabel(BaseModel):
     confidence: float = Field(ge=0, le=1)
 
 
-def classify_reply(text: str, subject: str = "") -> ReplyClassification:
+def classify_reply(
+    text: str, subject: str = "", *, trace: RunTrace | None = None
+) -> ReplyClassification:
+    """The reply's bucket; with ``trace``, a model call is recorded as its child run."""
     body = strip_quoted(text)
     # Guardrails read the whole message, quoted part included: hidden text and
     # a fake "On … wrote:" line must not be a way to slip past them.
@@ -62,7 +66,7 @@ def classify_reply(text: str, subject: str = "") -> ReplyClassification:
     rules = classify_by_rules(body, subject)
     backend = llm.get_backend()
     if isinstance(backend, llm.OpenAIClient):
-        return _ask_model(backend, body, subject, rules)
+        return _ask_model(backend, body, subject, rules, trace)
     return rules
 
 
@@ -275,16 +279,29 @@ def _labelled(bucket: Bucket, confidence: float, reasoning: str) -> ReplyClassif
 
 
 def _ask_model(
-    client: llm.OpenAIClient, body: str, subject: str, rules: ReplyClassification
+    client: llm.OpenAIClient,
+    body: str,
+    subject: str,
+    rules: ReplyClassification,
+    parent: RunTrace | None = None,
 ) -> ReplyClassification:
     prompt = llm.load_prompt(*PROMPT)
     user = llm.data_block("reply", {"subject": subject, "body": body})
-    try:
-        call = client.structured(AGENT, prompt.version, prompt.text, user, ModelReplyLabel)
-    except llm.ModelError as error:
-        return rules.model_copy(
-            update={"reasoning": f"{rules.reasoning} Model unavailable ({error}); rules used."}
-        )
+    if parent is not None:
+        # Recorded as a child run: model, tokens, cost and latency on the case.
+        call = traced_structured(client, AGENT, prompt, user, ModelReplyLabel, parent)
+        if call is None:
+            error = parent.children[-1].error
+            return rules.model_copy(
+                update={"reasoning": f"{rules.reasoning} Model unavailable ({error}); rules used."}
+            )
+    else:
+        try:
+            call = client.structured(AGENT, prompt.version, prompt.text, user, ModelReplyLabel)
+        except llm.ModelError as error:
+            return rules.model_copy(
+                update={"reasoning": f"{rules.reasoning} Model unavailable ({error}); rules used."}
+            )
     label = call.parsed
     return _labelled(
         label.bucket,

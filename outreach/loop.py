@@ -195,7 +195,7 @@ def classify(message: Message, case: Case) -> ReplyClassification:
         input={"message_id": message.message_id, "subject": message.subject, "chars": len(text)},
     )
     with timed(trace):
-        result = classify_reply(text, message.subject)
+        result = classify_reply(text, message.subject, trace=trace)
     trace.output = result.model_dump()
     save_trace_tree(trace, vanpool_pk=case.vanpool_id, case=case)
     return result

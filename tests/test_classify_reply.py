@@ -7,6 +7,7 @@ import pytest
 
 from agents import llm
 from agents.evaluation import TARGETS, CaseResult, EvalFileError, Report, read_cases, run_cases
+from agents.tracing import RunTrace
 from outreach.classify import BUCKETS, classify_reply, strip_quoted
 from outreach.guardrails import check_untrusted
 from tests.llm_server import FakeLLMServer, Scripted, api_error, completion
@@ -299,3 +300,26 @@ def test_it_says_which_reply_line_is_wrong(tmp_path):
     path.write_text('{"kind": "reply", "id": "r", "text": "ok", "expected": {"bucket": "x"}}\n')
     with pytest.raises(EvalFileError, match=r"line 1: expected\.bucket must be one of"):
         read_cases(path)
+
+
+def test_a_model_call_is_traced_as_a_child_run_with_its_tokens(server):
+    server.reply(Scripted(body=completion(json.dumps({"bucket": "update", "confidence": 0.9}))))
+    parent = RunTrace(agent="classifier", backend="openai", input={})
+
+    classify_reply("I moved in May.", "Re: seat", trace=parent)
+
+    [child] = parent.children
+    assert (child.agent, child.backend, child.error) == ("classifier", "openai", "")
+    assert child.model and (child.tokens_in, child.tokens_out) == (120, 30)
+    assert child.output == {"bucket": "update", "confidence": 0.9}
+
+
+def test_a_failed_model_call_is_traced_with_its_error(server):
+    server.reply(api_error(500))
+    parent = RunTrace(agent="classifier", backend="openai", input={})
+
+    result = classify_reply("I moved in May.", "Re: seat", trace=parent)
+
+    assert "rules used" in result.reasoning
+    [child] = parent.children
+    assert child.error and child.output == {"fallback": "rules"}
