@@ -305,7 +305,13 @@ def _record(
     actor: Actor,
 ) -> AuditOutcome:
     with transaction.atomic():
-        case, case_action = _apply_decision(facts, decision, actor, audit_date)
+        open_case_row = (
+            Case.objects.filter(vanpool_id=facts.pk).exclude(status=Status.CLOSED).first()
+        )
+        # A standing ruling changes the findings themselves, so the trace and
+        # the outcome below report the decision as applied.
+        decision = with_standing_rulings(open_case_row, decision)
+        case, case_action = _apply_decision(facts, open_case_row, decision, actor, audit_date)
         for trace, (check, result) in zip(root.children, results.items(), strict=True):
             trace.verification = _store_verification(
                 facts, case, check, result, hashes[check], audit_date, trace
@@ -379,10 +385,12 @@ def _deciding_backend(trace: RunTrace) -> dict[str, str]:
 
 
 def _apply_decision(
-    facts: VanpoolFacts, decision: Decision, actor: Actor, audit_date: dt.date
+    facts: VanpoolFacts,
+    open_case_row: Case | None,
+    decision: Decision,
+    actor: Actor,
+    audit_date: dt.date,
 ) -> tuple[Case | None, CaseAction]:
-    open_case_row = Case.objects.filter(vanpool_id=facts.pk).exclude(status=Status.CLOSED).first()
-    decision = with_standing_rulings(open_case_row, decision)
     if decision.verdict == "pass" and not decision.unknown_checks:
         if open_case_row is None:
             return None, "none"

@@ -132,28 +132,28 @@ def key_signals(record: CaseRecord) -> dict:
 
 def _evidence_signals(record: CaseRecord, flagged: list[str]) -> dict:
     signals: dict = {}
-    location = record.verifications.get("location")
-    distances = [
-        item
-        for item in (location.evidence if location else [])
-        if item.get("type") == "distance_check" and item.get("employee_id") in flagged
-    ]
+    distances = _flagged_items(record, "location", "distance_check", flagged)
     if distances:
         far = max(distances, key=lambda item: item.get("miles", 0))
         signals["max_miles"] = far.get("miles")
         signals["threshold_miles"] = far.get("threshold_miles")
         signals["home_source"] = far.get("home_source")
-    shift = record.verifications.get("shift")
-    summaries = [
-        item
-        for item in (shift.evidence if shift else [])
-        if item.get("type") == "shift_summary" and item.get("employee_id") in flagged
-    ]
+    summaries = _flagged_items(record, "shift", "shift_summary", flagged)
     if summaries:
         worst = max(summaries, key=lambda item: item.get("days_mismatched", 0))
         signals["days_mismatched"] = worst.get("days_mismatched")
         signals["days_compared"] = worst.get("days_compared")
     return signals
+
+
+def _flagged_items(record: CaseRecord, check: str, item_type: str, flagged: list[str]) -> list:
+    """The evidence items of one type about the flagged riders, from a check's verification."""
+    verification = record.verifications.get(check)
+    return [
+        item
+        for item in (verification.evidence if verification else [])
+        if item.get("type") == item_type and item.get("employee_id") in flagged
+    ]
 
 
 def behaviour_of(case: Case, signals: dict) -> str:

@@ -1,5 +1,6 @@
 import pytest
 import time_machine
+from django.core.cache import cache
 
 from tests.factories import UserFactory
 
@@ -23,6 +24,15 @@ FROZEN_NOW = "2026-11-23T09:00:00-08:00"
 def _frozen_time():
     with time_machine.travel(FROZEN_NOW, tick=False) as traveller:
         yield traveller
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    # The API's throttles count in the cache and time is frozen, so counts
+    # would never expire: every test starts from an empty cache.
+    cache.clear()
+    yield
+    cache.clear()
 
 
 @pytest.fixture

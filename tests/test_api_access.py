@@ -1,7 +1,6 @@
 """Who may call each API endpoint: one table, method × path × role → status."""
 
 import pytest
-from django.core.cache import cache
 from drf_spectacular.generators import SchemaGenerator
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
@@ -19,13 +18,6 @@ from tests.factories import (
 )
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def _fresh_throttle_counts():
-    cache.clear()  # throttles count in the cache; time is frozen, so counts never expire
-    yield
-    cache.clear()
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ import datetime as dt
 
 import pytest
 import time_machine
-from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
@@ -26,13 +25,6 @@ from tests.factories import (
 from vanpools.models import Employee, Rider
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def _fresh_throttle_counts():
-    cache.clear()
-    yield
-    cache.clear()
 
 
 @pytest.fixture

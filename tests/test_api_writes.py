@@ -5,7 +5,6 @@ import datetime as dt
 import pytest
 from django.contrib.auth.models import Permission
 from django.core import mail
-from django.core.cache import cache
 from rest_framework.test import APIClient
 
 from cases.models import Case, CaseEvent, PendingAction, Verification
@@ -23,13 +22,6 @@ from tests.factories import (
 from vanpools.models import Rider
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def _fresh_throttle_counts():
-    cache.clear()
-    yield
-    cache.clear()
 
 
 @pytest.fixture

@@ -98,7 +98,7 @@ class DistanceProvider(Protocol):
 
     def commute_miles(self, home: Point, pickup: Point) -> tuple[float, float]:
         """(straight-line miles, commute miles) from home to pickup."""
-        raise NotImplementedError
+        ...
 
 
 class OfflineDistanceProvider:
