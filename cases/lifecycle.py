@@ -10,6 +10,7 @@ import datetime as dt
 import logging
 from typing import Final, TypeAlias
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -24,6 +25,12 @@ Outcome = Case.Outcome
 
 # An actor is a staff user or the name of an agent ("case_manager").
 Actor: TypeAlias = AbstractBaseUser | str
+
+
+def reply_deadline_from(now: dt.datetime) -> dt.datetime:
+    """The deadline for riders written to (or given more time) at ``now``."""
+    return now + dt.timedelta(days=settings.REPLY_WAIT_DAYS)
+
 
 ALLOWED_MOVES: dict[str, frozenset[str]] = {
     Status.OPEN: frozenset(
@@ -98,6 +105,10 @@ def transition(
         locked.closed_at = timezone.now() if to_status == Status.CLOSED else None
         if reply_deadline is not KEEP:
             locked.reply_deadline = reply_deadline
+        elif to_status == Status.PENDING_REPLY and locked.reply_deadline is None:
+            # A case waiting on riders always has a moment the sweep looks at it
+            # again (coming back from pre_cancel, the deadline had been cleared).
+            locked.reply_deadline = reply_deadline_from(timezone.now())
         if to_status == Status.CLOSED:
             locked.reply_deadline = None
         meta_updates = {"updated_by": _actor_label(actor)}

@@ -28,6 +28,7 @@ from cases.lifecycle import (
     claim_expired_deadline,
     record_event,
     record_reaudit,
+    reply_deadline_from,
     set_reply_deadline,
     transition,
 )
@@ -54,10 +55,7 @@ AGENT = "outreach"
 Status = Case.Status
 Kind = PendingAction.Kind
 WAITING = (Status.OPEN, Status.PENDING_REPLY)
-
-
-def reply_deadline_from(now: datetime) -> datetime:
-    return now + timedelta(days=settings.REPLY_WAIT_DAYS)
+AT_THE_LIMIT = "the rider replied while a cancellation was waiting, after the last re-audit"
 
 
 # --- Who is written to ---------------------------------------------------------------------
@@ -175,7 +173,11 @@ def _act_on_reply(ctx: ReplyContext) -> str:
     result = classify(message, ctx.case)
     _mark_processed(message, result)
     if ctx.case.status == Status.PRE_CANCEL:
-        return _reply_during_pre_cancel(ctx, result)
+        if ctx.case.reaudit_count >= settings.MAX_REAUDITS:
+            # Out of re-audits: replying must not buy another round each time.
+            ctx = _withdraw_cancellations(ctx, to_status=Status.HITL_REVIEW)
+            return ask_for_label(ctx, result, why=AT_THE_LIMIT)
+        ctx = _withdraw_cancellations(ctx, to_status=Status.PENDING_REPLY)
     if ctx.case.status == Status.HITL_REVIEW:
         # A person is already deciding something on this case; this reply
         # joins the queue rather than moving the case under their feet.
@@ -263,20 +265,32 @@ def ask_for_label(ctx: ReplyContext, result: ReplyClassification, *, why: str) -
     return "label_requested"
 
 
-def _reply_during_pre_cancel(ctx: ReplyContext, result: ReplyClassification) -> str:
-    # The rider spoke up before anyone approved the cancellation: nothing is
-    # cancelled on stale evidence. A person reads the reply first.
-    superseded = PendingAction.objects.filter(
-        case=ctx.case, kind=Kind.CANCEL_MEMBERSHIP, status=PendingAction.Status.PENDING
-    ).update(
-        status=PendingAction.Status.SUPERSEDED,
-        decided_at=timezone.now(),
-        note=f"superseded by reply {ctx.message.message_id}",
-    )
-    logger.info("reply during pre-cancel superseded %s cancellation(s)", superseded)
-    return ask_for_label(
-        ctx, result, why="the rider replied while a cancellation was waiting for approval"
-    )
+def _withdraw_cancellations(ctx: ReplyContext, *, to_status: str) -> ReplyContext:
+    """The rider spoke up before anyone approved ending their seat.
+
+    Nothing is cancelled on evidence older than the rider's last word: the
+    waiting cancellations are superseded. Below the re-audit limit the case
+    goes back to waiting and the reply is treated like any other (DESIGN.md
+    step 5) — an update that fixes the record closes the case, a question is
+    answered, an escalation or an unsure reading goes to a person; a case
+    still failing returns to ``pre_cancel`` at the next deadline with a fresh
+    review. At the limit a person reads the reply first (``hitl_review``).
+    """
+    note = f"superseded by reply {ctx.message.message_id}"
+    with transaction.atomic():
+        superseded = PendingAction.objects.filter(
+            case=ctx.case, kind=Kind.CANCEL_MEMBERSHIP, status=PendingAction.Status.PENDING
+        ).update(status=PendingAction.Status.SUPERSEDED, decided_at=timezone.now(), note=note)
+        case = transition(
+            ctx.case,
+            to_status,
+            actor=AGENT,
+            note=f"the rider replied ({ctx.message.message_id}) while a cancellation was "
+            f"waiting for approval; {superseded} cancellation(s) withdrawn",
+            data={"message_id": ctx.message.message_id, "withdrawn": superseded},
+        )
+    logger.info("reply during pre-cancel withdrew %s cancellation(s)", superseded)
+    return ReplyContext(case, ctx.message, ctx.employee)
 
 
 def hold_for_review(ctx: ReplyContext) -> str:

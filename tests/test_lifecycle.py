@@ -1,3 +1,5 @@
+import datetime as dt
+
 import pytest
 from django.core.exceptions import ValidationError
 from django.utils import timezone
@@ -61,6 +63,19 @@ def test_it_closes_with_an_outcome_and_a_time():
     closed = transition(CaseFactory(), Status.CLOSED, actor="case_manager", outcome="resolved")
     assert closed.outcome == "resolved"
     assert closed.closed_at == timezone.now()
+
+
+def test_a_case_that_waits_on_riders_again_gets_a_fresh_deadline(settings):
+    settings.REPLY_WAIT_DAYS = 5
+    case = CaseFactory(status=Status.PRE_CANCEL, reply_deadline=None)
+    moved = transition(case, Status.PENDING_REPLY, actor="outreach")
+    assert moved.reply_deadline == timezone.now() + dt.timedelta(days=5)
+
+
+def test_a_deadline_cleared_on_purpose_stays_cleared():
+    case = CaseFactory(status=Status.HITL_REVIEW, reply_deadline=None)
+    moved = transition(case, Status.PENDING_REPLY, actor="outreach", reply_deadline=None)
+    assert moved.reply_deadline is None
 
 
 @pytest.mark.parametrize(

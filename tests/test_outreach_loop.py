@@ -328,20 +328,75 @@ def test_rejecting_a_cancellation_closes_the_case_dismissed(
     assert Rider.objects.get(pk=action.rider_id).status == Rider.Status.ACTIVE
 
 
-def test_a_reply_during_pre_cancel_supersedes_the_cancellation(
+def test_a_reply_during_pre_cancel_withdraws_the_cancellation_before_anyone_approves(
     case, van, run, _frozen_time, coordinator
 ):
     case = pre_cancelled(case, run, _frozen_time)
     action = PendingAction.objects.get(kind="cancel_membership")
     deliver(run, reply(case, far_rider(van), "Wait, I moved back last week!"))
-    case.refresh_from_db()
-    assert case.status == Status.HITL_REVIEW
     assert PendingAction.objects.get(pk=action.pk).status == "superseded"
     with pytest.raises(AlreadyDecided):
         run(decisions.approve, action, by=coordinator)
     assert Rider.objects.get(pk=action.rider_id).status == Rider.Status.ACTIVE
-    label = PendingAction.objects.get(kind="label_reply")
-    assert "cancellation" in label.payload["why"]
+    withdrawn = CaseEvent.objects.get(from_status=Status.PRE_CANCEL)
+    assert withdrawn.data["withdrawn"] == 1
+
+
+def test_an_update_during_pre_cancel_that_fixes_the_record_closes_the_case_with_no_person(
+    case, van, run, _frozen_time
+):
+    case = pre_cancelled(case, run, _frozen_time)
+    far = far_rider(van)
+    fix_home(far)
+    deliver(run, reply(case, far, "I updated my home address in the portal yesterday."))
+    case.refresh_from_db()
+    assert (case.status, case.outcome) == (Status.CLOSED, Case.Outcome.RESOLVED)
+    assert not PendingAction.objects.filter(status="pending").exists()
+    assert PendingAction.objects.filter(decided_by__isnull=False).count() == 0
+
+
+def test_an_update_during_pre_cancel_that_fixes_nothing_waits_again_then_comes_back(
+    case, van, run, _frozen_time
+):
+    case = pre_cancelled(case, run, _frozen_time)
+    far = far_rider(van)
+    deliver(run, reply(case, far, "I updated my home address in the portal yesterday."))
+    case.refresh_from_db()
+    assert case.status == Status.PENDING_REPLY
+    assert case.reply_deadline == timezone.now() + dt.timedelta(days=7)
+    assert Message.objects.filter(template="still_shows", employee=far).count() == 1
+
+    case = pre_cancelled(case, run, _frozen_time)
+    assert case.status == Status.PRE_CANCEL
+    fresh = PendingAction.objects.get(kind="cancel_membership", status="pending")
+    assert fresh.payload["employee_id"] == far.employee_id
+
+
+def test_a_question_during_pre_cancel_is_answered_and_the_rider_gets_the_waiting_period(
+    case, van, run, _frozen_time
+):
+    case = pre_cancelled(case, run, _frozen_time)
+    far = far_rider(van)
+    deliver(run, reply(case, far, "How do you measure the distance to the pickup?"))
+    case.refresh_from_db()
+    assert case.status == Status.PENDING_REPLY
+    assert case.reply_deadline == timezone.now() + dt.timedelta(days=7)
+    assert Message.objects.filter(template="answer", employee=far).count() == 1
+
+
+def test_at_the_reaudit_limit_a_reply_during_pre_cancel_goes_to_a_person(
+    case, van, run, _frozen_time, settings
+):
+    settings.MAX_REAUDITS = 1
+    case = pre_cancelled(case, run, _frozen_time)  # the deadline re-audit was the one allowed
+    assert case.reaudit_count == 1
+    deliver(run, reply(case, far_rider(van), "How do you measure the distance to the pickup?"))
+    case.refresh_from_db()
+    assert case.status == Status.HITL_REVIEW
+    assert PendingAction.objects.get(kind="cancel_membership").status == "superseded"
+    label = PendingAction.objects.get(kind="label_reply", status="pending")
+    assert "after the last re-audit" in label.payload["why"]
+    assert not Message.objects.filter(template="answer").exists()
 
 
 def test_after_three_failing_reaudits_the_next_failure_goes_to_pre_cancel(
