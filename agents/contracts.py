@@ -66,6 +66,9 @@ class ShiftSummaryEvidence(_Evidence):
     days_compared: int
     days_mismatched: int
     days_on_leave: int
+    # Working days in the window on which the van does not run (ISO dates):
+    # the evidence when a rider never works a day the van runs.
+    off_van_days: list[str] = Field(default_factory=list)
     note: str = ""
 
 

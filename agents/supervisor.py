@@ -642,6 +642,8 @@ def _judge_shift(
                 severity="low",
             )
         )
+    if compared == 0 and item.get("off_van_days"):
+        return "adequate"  # every day they work is a day the van does not run
     if compared == 0:
         gaps.append(
             Finding(

@@ -119,13 +119,24 @@ FEATURES: list[Feature] = [
                 r"\bnew (?:address|shift|schedule|hours|home|apartment|place|position|role)\b",
                 r"\b(?:switched|transferred|moved|changed|promoted) (?:\w+ ){0,2}"
                 r"(?:shifts?|to (?:days|nights|the|first|second|third|day|night|swing|weekend))\b",
+                # Someone else made the change: "they put me back on the early shift".
+                r"\b(?:(?:put|assigned|placed|reassigned) me (?:back )?(?:to|on|onto|into)|"
+                r"(?:moved|switched|transferred|changed) me (?:back )?(?:on|onto|into)) "
+                r"(?:the |a )?(?:\w+ ){0,2}"
+                r"(?:shifts?|days|nights|swings?|crew|team|schedule|site|location|campus|"
+                r"building|office)\b",
                 r"\b(?:me mude|nos mudamos|me cambie de casa|me cambiaron de turno|"
                 r"cambie de turno)\b",
+                r"\bme (?:cambiaron|pasaron|movieron|asignaron) (?:a|al|a la|de|del) ",
+                # "ya lo actualizó": accents are folded, so "ya" (already) tells the
+                # done change from the promise "lo actualizo".
+                r"\bya (?:lo |la |los |me |se )?(?:actualiz|cambi|corrigi|modific|arregl)\w*",
                 r"\b(?:actualice|cambie|corregi|modifique) (?:\w+ ){0,2}(?:direccion|turno|horario|"
                 r"datos|codigo postal|informacion)\b",
                 r"\b(?:nueva direccion|nuevo turno|nuevo horario|cambio de turno)\b",
             ],
             1.5: [
+                r"^(?:fixed|corrected|updated|done|all set|taken care of)\b(?! (?:soon|later))",
                 r"\b(?:now|currently) (?:i )?(?:live|living|work|working|on|based)\b",
                 r"\bi (?:now|currently) (?:live|work)\b",
                 r"\b(?:no longer|don't|do not) (?:live|work) (?:in|at|on|the|near)\b",
@@ -136,7 +147,11 @@ FEATURES: list[Feature] = [
                 r"(?:updated|changed|moved|approved|fixed|processed)\b",
                 r"\bstarting (?:on )?(?:monday|tuesday|wednesday|thursday|friday|next|this|\w+ \d)",
             ],
-            0.8: [r"\b(?:portal|workday|hris)\b", r"\bmove[ds]?\b", r"\bmudanza\b"],
+            0.8: [
+                r"\b(?:portal|workday|hris|in the system)\b",
+                r"\bmove[ds]?\b",
+                r"\bmudanza\b",
+            ],
         },
     ),
     *_features(
@@ -168,6 +183,8 @@ FEATURES: list[Feature] = [
             2.0: [
                 r"\b(?:got it|understood|will do|noted|sounds good|makes sense|received|"
                 r"message received|all good|no problem|roger|copy that|acknowledged)\b",
+                r"\b(?:got|saw|read|have|seen) (?:your|the|this) (?:e-?mail|message|note|notice|"
+                r"letter|reminder)\b",
                 r"\bi(?:'ll| will) (?:take care|look into|get (?:it|this|that) "
                 r"(?:fixed|updated|sorted)|update|fix|correct|check|handle|do|reach out|contact|"
                 r"talk|call|submit|review)\b",
@@ -212,6 +229,7 @@ FEATURES: list[Feature] = [
                 r"(?:move|change|comply|give|provide|answer|respond|explain|update|leave|"
                 r"accept|do)\b",
                 r"\b(?:furious|angry|pissed|livid|upset|offended|insulted)\b",
+                r"\bi(?: am|'m) not (?:moving|changing|leaving|going anywhere|giving up)\b",
                 r"\b(?:inaceptable|ridiculo|absurdo|me niego|no voy a|estoy (?:harto|harta|"
                 r"molesto|molesta|enojado|enojada)|dejen(?:me)? en paz)\b",
                 r"\b(?:invasion of (?:my )?privacy|spying|surveillance|big brother)\b",
@@ -234,7 +252,10 @@ def classify_by_rules(body: str, subject: str = "") -> ReplyClassification:
                 damped = asked and feature.bucket in ("update", "acknowledgment")
                 scores[feature.bucket] += feature.weight * (0.5 if damped else 1.0)
                 hits[feature.bucket].append(found.group(0).strip())
-    scores["escalation"] += _shouting(body)
+    if max(scores.values()) < STRONG_EVIDENCE:
+        # Capitals are weak evidence: they tip a reply that says little else
+        # ("I AM NOT MOVING"), never a clear update typed in caps.
+        scores["escalation"] += _shouting(body)
     ranked = sorted(BUCKETS, key=lambda b: scores[b], reverse=True)
     top, runner_up = ranked[0], ranked[1]
     confidence = _confidence(scores[top], scores[runner_up])

@@ -178,13 +178,24 @@ def _act_on_reply(ctx: ReplyContext) -> str:
             ctx = _withdraw_cancellations(ctx, to_status=Status.HITL_REVIEW)
             return ask_for_label(ctx, result, why=AT_THE_LIMIT)
         ctx = _withdraw_cancellations(ctx, to_status=Status.PENDING_REPLY)
-    if ctx.case.status == Status.HITL_REVIEW:
-        # A person is already deciding something on this case; this reply
-        # joins the queue rather than moving the case under their feet.
+    if ctx.case.status == Status.HITL_REVIEW and not _only_readings_pending(ctx.case):
+        # A person is deciding something of substance on this case (a draft, a
+        # ruling); this reply joins the queue rather than moving the case under
+        # their feet.
         return ask_for_label(ctx, result, why="the case is already waiting for a person")
     if result.hitl and result.bucket != "escalation":
         return ask_for_label(ctx, result, why="the classifier was not confident")
     return act_on_bucket(ctx, result.bucket, actor=AGENT)
+
+
+def _only_readings_pending(case: Case) -> bool:
+    """All a person is asked on this case is how to read earlier replies.
+
+    Then the rider's newer, clear words are acted on at once (a fixed record
+    closes the case); an unsure or escalated reply still goes to a person.
+    """
+    pending = PendingAction.objects.filter(case=case, status=PendingAction.Status.PENDING)
+    return not pending.exclude(kind=Kind.LABEL_REPLY).exists()
 
 
 def classify(message: Message, case: Case) -> ReplyClassification:
@@ -362,8 +373,10 @@ def reaudit(
     _tell_cleared_riders(case, before)
     if case.status == Status.CLOSED:
         return "resolved"
-    if case.status == Status.HITL_REVIEW:
-        return "needs_decision"  # the rules could not decide: a person rules first
+    if case.status == Status.HITL_REVIEW and (
+        outcome.status == "unknown" or not _only_readings_pending(case)
+    ):
+        return "needs_decision"  # a person rules first (an unknown check, a draft)
     if trigger == "timeout" or case.reaudit_count > settings.MAX_REAUDITS:
         enter_pre_cancel(case, why=_pre_cancel_reason(case, trigger))
         return "pre_cancel"

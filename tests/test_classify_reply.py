@@ -52,6 +52,30 @@ def test_it_sends_every_escalation_to_a_human():
 @pytest.mark.parametrize(
     ("text", "bucket"),
     [
+        ("Fixed - my supervisor put me back on the early shift yesterday.", "update"),
+        ("They assigned me to the night crew last week.", "update"),
+        ("HR ya lo actualizó, ya me cambiaron al turno de día.", "update"),
+        ("Got your email, thanks.", "acknowledgment"),
+    ],
+)
+def test_it_reads_changes_other_people_made_and_plain_receipts(text, bucket):
+    result = classify_reply(text)
+    assert (result.bucket, result.hitl) == (bucket, False)
+
+
+def test_capitals_do_not_turn_a_clear_update_into_an_escalation():
+    result = classify_reply("I UPDATED MY ADDRESS IN WORKDAY LAST WEEK. PLEASE CHECK AGAIN THANKS")
+    assert (result.bucket, result.hitl) == ("update", False)
+
+
+def test_capitals_still_tip_a_reply_that_says_little_else():
+    result = classify_reply("THIS IS THE THIRD TIME YOU PEOPLE HAVE SENT ME THIS. STOP IT NOW.")
+    assert (result.bucket, result.hitl) == ("escalation", True)
+
+
+@pytest.mark.parametrize(
+    ("text", "bucket"),
+    [
         ("Ya actualicé mi dirección en el portal.", "update"),
         ("Me mudé a Newark el mes pasado.", "update"),
         ("¿Qué tengo que hacer para mantener mi lugar?", "question"),

@@ -234,6 +234,38 @@ def test_a_low_confidence_reply_waits_for_a_label(case, van, run, coordinator):
     assert Message.objects.filter(template="answer").count() == 1
 
 
+def test_a_clear_reply_after_one_waiting_for_a_label_is_acted_on_at_once(case, van, run):
+    far = far_rider(van)
+    deliver(run, reply(case, far, "hmm"))
+    fix_home(far)
+    deliver(run, reply(case, far, "I updated my address in the portal this morning."))
+    case.refresh_from_db()
+    assert (case.status, case.outcome) == (Status.CLOSED, Case.Outcome.RESOLVED)
+    assert PendingAction.objects.get(kind="label_reply").status == "superseded"
+
+
+def test_a_clear_reply_still_failing_leaves_the_earlier_label_waiting(case, van, run):
+    far = far_rider(van)
+    deliver(run, reply(case, far, "hmm"))
+    deliver(run, reply(case, far, "I updated my address in the portal this morning."))
+    case.refresh_from_db()
+    assert (case.status, case.reaudit_count) == (Status.HITL_REVIEW, 1)
+    assert PendingAction.objects.get(kind="label_reply").status == "pending"
+    assert Message.objects.filter(template="still_shows", employee=far).count() == 1
+
+
+def test_a_reply_while_a_draft_waits_for_review_joins_the_queue(case, van, run):
+    far = far_rider(van)
+    deliver(run, reply(case, far, "This is harassment. I'm contacting my lawyer and HR."))
+    fix_home(far)
+    deliver(run, reply(case, far, "I updated my address in the portal this morning."))
+    case.refresh_from_db()
+    assert case.status == Status.HITL_REVIEW
+    label = PendingAction.objects.get(kind="label_reply")
+    assert label.payload["why"] == "the case is already waiting for a person"
+    assert case.reaudit_count == 0
+
+
 def test_a_reply_processed_twice_is_acted_on_once(case, van, run):
     far = far_rider(van)
     inbound = deliver(run, reply(case, far, "How is the distance measured?"))

@@ -248,6 +248,14 @@ def test_it_fails_a_rider_the_van_never_serves():
     assert summary(result, "EMP-1").note == "the van does not run on any day this rider works"
 
 
+def test_the_days_the_van_does_not_run_are_in_the_evidence():
+    weekend = shift("WKND", weekly(("Sat", "Sun"), "07:00", "15:30"))
+    result = check_shift(van(rider("EMP-1", weekend)), MONDAY)
+    item = summary(result, "EMP-1")
+    assert item.off_van_days == ["2026-11-28", "2026-11-29"]
+    assert all(day in result.riders[0].reason for day in item.off_van_days)
+
+
 def test_it_passes_a_rider_with_no_working_days_in_the_window_but_asks_for_a_recheck():
     rotation = {
         "cycle_start": "2026-11-30",

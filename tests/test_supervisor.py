@@ -25,7 +25,14 @@ from agents.supervisor import (
 from cases.models import Case, CaseEvent, CaseReview, PendingAction, Verification
 from outreach.loop import enter_pre_cancel
 from outreach.models import EmailThread, Message
-from tests.factories import EmployeeFactory, MessageFactory, RiderFactory, VanpoolFactory
+from tests.factories import (
+    DAY_SCHEDULE,
+    EmployeeFactory,
+    MessageFactory,
+    RiderFactory,
+    ShiftFactory,
+    VanpoolFactory,
+)
 from tests.llm_server import FakeLLMServer, Scripted, api_error, completion
 from tests.test_outreach_loop import (
     FAR_ZIP,
@@ -355,6 +362,22 @@ def test_a_thin_margin_on_a_zip_centroid_is_weak(pre_cancel_case, van):
     assert review.justification == "weak"
     assert issue_types(review) == {("gap", "medium")}
     assert (review.score, review.passed) == (80, True)
+
+
+def test_a_rider_who_only_works_days_the_van_does_not_run_is_adequately_justified(
+    run, _frozen_time
+):
+    vanpool = VanpoolFactory(schedule=DAY_SCHEDULE)  # Mon-Fri
+    weekend = ShiftFactory(
+        schedule=[{"day": day, "start": "07:00", "end": "16:00"} for day in ("Sat", "Sun")]
+    )
+    RiderFactory(vanpool=vanpool, employee=EmployeeFactory(home_zip=NEAR_ZIP))
+    RiderFactory(vanpool=vanpool, employee=EmployeeFactory(home_zip=NEAR_ZIP, shift=weekend))
+    run(audit_vanpool, vanpool.vanpool_id)
+    case = pre_cancelled(Case.objects.get(vanpool=vanpool), run, _frozen_time)
+    review = CaseReview.objects.get(case=case)
+    assert review.justification == "adequate"
+    assert (review.score, review.passed) == (100, True)
 
 
 def test_a_low_confidence_verification_caps_the_justification(pre_cancel_case):

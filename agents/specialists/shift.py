@@ -385,6 +385,7 @@ def judge_rider(rider: RiderFacts, shift: RiderShift, audit: Audit) -> RiderOutc
         days_compared=len(tally.compared),
         days_mismatched=len(tally.mismatched),
         days_on_leave=tally.on_leave,
+        off_van_days=[day.isoformat() for day in tally.off_van],
         note="; ".join(filter(None, notes)),
     )
     days = [
