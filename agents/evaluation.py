@@ -50,6 +50,7 @@ from agents import llm, telemetry
 from agents.facts import facts_json, preload_vanpools
 from agents.faithfulness import check_faithfulness
 from agents.resolve import run_check
+from agents.specialists.location import NEAR_LIMIT_MILES
 from agents.tracing import RunTrace
 from outreach.classify import BUCKETS, classify_reply
 from vanpools.models import Employee, Leave, Rider, Shift, Vanpool
@@ -436,6 +437,7 @@ def specialist_evidence(
             "tolerance_minutes": settings.SHIFT_TOLERANCE_MINUTES,
             "default_max_miles": settings.DEFAULT_MAX_COMMUTE_MILES,
             "circuity": settings.COMMUTE_CIRCUITY_FACTOR,
+            "near_limit_miles": NEAR_LIMIT_MILES,
             "riders": riders,
             "other_riders": [riders - n for n in range(1, riders)],
         },
