@@ -6,7 +6,8 @@ Stored as JSON so HR's many patterns fit one table:
 - rotating: ``{"cycle_start": "2026-01-05", "days": [{"start": "06:00",
   "end": "18:00"}, null, ...]}``; day N of the cycle counts from cycle_start,
   ``null`` is a day off (e.g. 4 on / 4 off is an 8-day cycle).
-- free text (``schedule_text``) when HR sent words, not times; the audit treats
+- free text (``schedule_text``) when HR sent words; ``vanpools.hr_text`` reads the common
+  unambiguous forms ("M-F 7am-3:30pm") and the audit treats
   what it cannot parse as unknown, never as pass or fail.
 """
 

@@ -29,13 +29,13 @@ from agents.contracts import (
     combine_verdicts,
 )
 from agents.facts import LeaveSpan, RiderFacts, ShiftFacts, VanpoolFacts
+from vanpools.hr_text import read_schedule_text
 from vanpools.schedules import (
     WEEKDAYS,
     DaySpan,
     Rotation,
     Span,
     format_compact_weekly,
-    parse_compact_weekly,
     parse_rotation,
     parse_weekly,
 )
@@ -119,7 +119,7 @@ class RiderShift:
 
 
 def read_shift(shift: ShiftFacts | None) -> RiderShift:
-    """Weekly days, else a rotation, else HR's compact text; raises Unreadable otherwise."""
+    """Weekly days, else a rotation, else HR's text (hr_text); raises Unreadable otherwise."""
     if shift is None:
         raise Unreadable("", "has no shift on record")
     if shift.schedule:
@@ -130,7 +130,7 @@ def read_shift(shift: ShiftFacts | None) -> RiderShift:
     if not text:
         raise Unreadable("", f"has shift {shift.shift_id} with no days, rotation or text")
     try:
-        spans = parse_compact_weekly(text)
+        spans = read_schedule_text(text)
     except ValueError:
         raise Unreadable(
             text,
