@@ -21,6 +21,9 @@ from vanpools.schedules import ScheduleError, describe_weekly
         ("Weekends 6am-6:30pm", "Sat/Sun 06:00–18:30"),
         ("daily 6 a.m. - 2 p.m.", "Mon–Sun 06:00–14:00"),
         ("Mon-Fri 7:00-15:30; Sat 8am-noon", "Mon–Fri 07:00–15:30, Sat 08:00–12:00"),
+        ("7a-330p M-F", "Mon–Fri 07:00–15:30"),
+        ("Fri/Sat nights 10pm-6:30am", "Fri/Sat 22:00–06:30"),
+        ("7 days a week 6am-2pm", "Mon–Sun 06:00–14:00"),
     ],
 )
 def test_it_reads_the_common_ways_hr_writes_a_week(text, read):

@@ -9,10 +9,11 @@ guessed pass or fail:
   ``F``, ``Th``, ``Sa``…), ranges (``Mon-Fri``, ``Tue through Sat``, wrapping
   ``Sun-Thu``), lists (``Mon, Wed & Fri``, ``M/W/F``), ``weekdays``,
   ``weekends``, ``daily``;
-- hours: ``7am``, ``3:30 p.m.``, ``noon``, ``midnight``, 24-hour ``15:30`` and
+- hours: ``7am``, ``3:30 p.m.``, ``330p``, ``noon``, ``midnight``, 24-hour ``15:30`` and
   ``0700``; one range per part, days before or after it; parts separated by
-  ``;`` or new lines; labels such as ``Day shift:`` or ``Schedule:`` and a
-  leading ``4x10``/``4/10s`` pattern name are skipped;
+  ``;`` or new lines; labels such as ``Day shift:`` or ``Schedule:``, words
+  like ``nights`` that the hours already say, and a leading ``4x10``/``4/10s``
+  pattern name are skipped;
 - refused: a lone ``T`` (Tue or Thu?), bare hours without a meridiem or colon
   (``7-4``), any word left over (``alt Fri off``, ``varies``), and a shift
   under 1 or over 16 hours (``7:00-3:30`` read as 24-hour would be 20½).
@@ -60,11 +61,10 @@ _DAY_SETS: dict[str, tuple[str, ...]] = {
     "daily": WEEKDAYS,
     "every day": WEEKDAYS,
     "everyday": WEEKDAYS,
-    "7 days": WEEKDAYS,
 }
 
 _TIME = (
-    r"(?:(?P<{n}h>\d{{1,2}})(?::(?P<{n}m>\d{{2}}))?\s*(?P<{n}ap>a\.?m?\.?|p\.?m?\.?)(?![a-z])"
+    r"(?:(?P<{n}h>\d{{1,2}}?)(?::?(?P<{n}m>\d{{2}}))?\s*(?P<{n}ap>a\.?m?\.?|p\.?m?\.?)(?![a-z])"
     r"|(?P<{n}h24>\d{{1,2}}):(?P<{n}m24>\d{{2}})"
     r"|(?P<{n}mil>\d{{4}})"
     r"|(?P<{n}word>noon|midnight)"
@@ -79,7 +79,9 @@ _RANGE = re.compile(
 _PATTERN_NAME = re.compile(r"^\s*[1-7]\s*[x/]\s*(?:[89]|1[0-2])s?\b\s*")
 _FILLER = re.compile(
     r"\b(?:(?:day|night|swing|evening|morning|graveyard|early|late|first|second|third|"
-    r"1st|2nd|3rd)\s+shift|schedule|from|every|on|at|hours|shift)\b|[().:]"
+    r"1st|2nd|3rd)\s+shift|schedule|from|every|on|at|hours|shift|"
+    # A word for the time of day the hours already give: "nights 10pm-6:30am".
+    r"nights?|days|evenings?|mornings?|afternoons?|overnights?|swing|graveyard)\b|[().:]"
 )
 _DAY_RANGE = re.compile(r"^(?P<first>[a-z]+)\s*(?:-|through|thru|to)\s*(?P<last>[a-z]+)$")
 
@@ -192,6 +194,7 @@ def _clock(minutes: int) -> str:
 
 
 def _days(rest: str, part: str) -> list[str]:
+    rest = re.sub(r"\b(?:7 days(?: a week)?|every day)\b", " daily ", rest)
     text = " ".join(_FILLER.sub(" ", rest).split())
     if not text:
         raise ScheduleError(f"'{part}': no days given")
