@@ -114,8 +114,17 @@ FEATURES: list[Feature] = [
                 r"(?:moved|relocated)\b",
                 r"\b(?:updated|changed|corrected|fixed|submitted|entered) (?:\w+ ){0,2}"
                 r"(?:address|shift|schedule|hours|zip|records?|profile|info\w*|details)\b",
-                r"\b(?:address|shift|schedule|hours|zip|records?|profile) (?:\w+ ){0,2}"
-                r"(?:(?:has|have|was|were|is|are|got|been) )+(?:updated|changed|corrected|fixed)\b",
+                r"\b(?:address|shift|schedule|hours|zip|records?|profile|info\w*)(?:'s)? "
+                r"(?:\w+ ){0,2}(?:(?:has|have|was|were|is|are|got|been|now) )+"
+                r"(?:updated|changed|corrected|fixed|sorted|adjusted)\b",
+                # Leave explains the days missed; HR's leave record decides the re-audit.
+                r"\b(?:maternity|paternity|parental|medical|family|disability|bereavement|"
+                r"military|unpaid|extended|sick) leave\b",
+                r"\b(?:on|out on|taking|took|was on|been on|started) (?:\w+ ){0,2}"
+                r"(?:leave|pto|fmla|vacation|disability|furlough|sabbatical|holiday)\b",
+                r"\bfmla\b",
+                r"\b(?:incapacidad|licencia|baja medica|baja por maternidad|permiso medico|"
+                r"de vacaciones|de baja)\b",
                 r"\bnew (?:address|shift|schedule|hours|home|apartment|place|position|role)\b",
                 r"\b(?:switched|transferred|moved|changed|promoted) (?:\w+ ){0,2}"
                 r"(?:shifts?|to (?:days|nights|the|first|second|third|day|night|swing|weekend))\b",
@@ -143,8 +152,11 @@ FEATURES: list[Feature] = [
                 r"\bas of (?:last|this|monday|tuesday|wednesday|thursday|friday|\w+ \d)",
                 r"\b(?:ahora|actualmente) (?:vivo|trabajo|estoy)\b",
                 r"\bya no (?:vivo|trabajo)\b",
-                r"\b(?:hr|payroll|my manager|my supervisor|workday) (?:\w+ ){0,2}"
-                r"(?:updated|changed|moved|approved|fixed|processed)\b",
+                r"\b(?:hr|payroll|my (?:manager|supervisor|lead|boss|team lead)|workday|they|"
+                r"someone) (?:\w+ ){0,2}(?:updated|changed|moved|approved|fixed|processed|"
+                r"sorted|corrected|adjusted|took care of|put in|entered)\b",
+                r"\b(?:it|this|that)(?:'s| is| has been| was| got) (?:all |now |been )?"
+                r"(?:sorted|fixed|corrected|taken care of|updated|resolved)\b",
                 r"\bstarting (?:on )?(?:monday|tuesday|wednesday|thursday|friday|next|this|\w+ \d)",
             ],
             0.8: [
@@ -167,6 +179,11 @@ FEATURES: list[Feature] = [
                 r"\b(?:por que|que (?:tengo|debo|necesito)|como (?:puedo|hago|actualizo)|"
                 r"donde|cuando|no entiendo)\b",
                 r"\bwondering\b|\bi (?:was wondering|would like to know|want to know)\b",
+                r"\b(?:quick |one |a )?question\b|\bpregunta\b",
+                # A dispute asks for a second look: answered from the facts on record.
+                r"\bthere(?:'s| is| must be) (?:a |an |some )?(?:mistake|error|mix-?up)\b",
+                r"\b(?:please |can you |could you )(?:double[- ]?check|re-?check|check again|"
+                r"verify)\b",
             ],
             1.0: [
                 r"^(?:why|what|how|which|where|when|who|is|are|do|does|can|could|should|will|"
@@ -174,6 +191,8 @@ FEATURES: list[Feature] = [
                 r"\b(?:why|which|where|whom)\b",
                 r"\bis (?:there|it|this)\b[^.!\n]*\?",
                 r"\bplease (?:explain|clarify|advise|let me know)\b",
+                r"\b(?:does|do|will|would|can|could) (?:that|this|it) (?:affect|mean|matter|count|"
+                r"change|apply)\b",
             ],
         },
     ),
@@ -185,8 +204,9 @@ FEATURES: list[Feature] = [
                 r"message received|all good|no problem|roger|copy that|acknowledged)\b",
                 r"\b(?:got|saw|read|have|seen) (?:your|the|this) (?:e-?mail|message|note|notice|"
                 r"letter|reminder)\b",
-                r"\bi(?:'ll| will) (?:take care|look into|get (?:it|this|that) "
-                r"(?:fixed|updated|sorted)|update|fix|correct|check|handle|do|reach out|contact|"
+                r"\bi(?:'ll| will) (?:take care|look into|look at|check on|get to|"
+                r"get (?:it|this|that) (?:fixed|updated|sorted)|update|fix|correct|check|handle|"
+                r"do|reach out|contact|"
                 r"talk|call|submit|review)\b",
                 r"\b(?:entendido|de acuerdo|recibido|lo hare|lo reviso|lo actualizo|lo corrijo|"
                 r"esta bien|muy bien|perfecto|vale|claro que si|con gusto)\b",
@@ -222,7 +242,8 @@ FEATURES: list[Feature] = [
             ],
             2.0: [
                 r"\b(?:ridiculous|outrageous|unacceptable|absurd|insulting|disgusting|"
-                r"unbelievable|pathetic|nonsense|bullshit|bs|crap|damn|wtf|hell)\b",
+                r"unbelievable|pathetic|nonsense|bullshit|bs|crap|damn|wtf|hell|garbage|trash|"
+                r"stupid|idiotic|incompetent|a joke)\b",
                 r"\b(?:how dare|sick (?:and tired )?of|fed up|leave me alone|stop (?:emailing|"
                 r"contacting|harassing|bothering)|none of your business|waste of (?:my )?time)\b",
                 r"\bi (?:refuse|won't|will not|am not going to|'m not going to) (?:to )?"
@@ -230,6 +251,7 @@ FEATURES: list[Feature] = [
                 r"accept|do)\b",
                 r"\b(?:furious|angry|pissed|livid|upset|offended|insulted)\b",
                 r"\bi(?: am|'m) not (?:moving|changing|leaving|going anywhere|giving up)\b",
+                r"\b(?:is|it's) (?:my|none of your) (?:own )?business\b",
                 r"\b(?:inaceptable|ridiculo|absurdo|me niego|no voy a|estoy (?:harto|harta|"
                 r"molesto|molesta|enojado|enojada)|dejen(?:me)? en paz)\b",
                 r"\b(?:invasion of (?:my )?privacy|spying|surveillance|big brother)\b",
@@ -243,15 +265,25 @@ FEATURES: list[Feature] = [
 def classify_by_rules(body: str, subject: str = "") -> ReplyClassification:
     scores = {bucket: 0.0 for bucket in BUCKETS}
     hits: dict[str, list[str]] = {bucket: [] for bucket in BUCKETS}
+    stated_update = 0.0  # update evidence outside questions
     for sentence in _sentences(normalise(body or subject)):
         # Inside a question, "my new schedule" or "thanks" is context, not news.
         asked = sentence.endswith("?") or sentence.startswith("¿")
-        for feature in FEATURES:
-            found = feature.pattern.search(sentence)
-            if found:
-                damped = asked and feature.bucket in ("update", "acknowledgment")
-                scores[feature.bucket] += feature.weight * (0.5 if damped else 1.0)
-                hits[feature.bucket].append(found.group(0).strip())
+        found = [(f, m) for f in FEATURES if (m := f.pattern.search(sentence))]
+        # A question asked in anger ("who the hell approved this?") is rhetorical.
+        rhetorical = asked and any(f.bucket == "escalation" for f, _ in found)
+        for feature, match in found:
+            if rhetorical and feature.bucket == "question":
+                continue
+            damped = asked and feature.bucket in ("update", "acknowledgment")
+            scores[feature.bucket] += feature.weight * (0.5 if damped else 1.0)
+            hits[feature.bucket].append(match.group(0).strip())
+            if feature.bucket == "update" and not asked:
+                stated_update += feature.weight
+    if stated_update >= STRONG_EVIDENCE:
+        # A change stated plainly is the news; a question beside it ("can you
+        # confirm?") is a follow-up the re-audit's result answers.
+        scores["question"] *= 0.25
     if max(scores.values()) < STRONG_EVIDENCE:
         # Capitals are weak evidence: they tip a reply that says little else
         # ("I AM NOT MOVING"), never a clear update typed in caps.
@@ -268,10 +300,15 @@ def classify_by_rules(body: str, subject: str = "") -> ReplyClassification:
 
 
 def _sentences(text: str) -> list[str]:
-    return [part.strip() for part in _SENTENCE_END.findall(text) if part.strip()]
+    """Sentences, with "X but Y?" split so only the part asked is a question."""
+    parts: list[str] = []
+    for sentence in _SENTENCE_END.findall(text):
+        parts.extend(_CLAUSE_BREAK.split(sentence))
+    return [part.strip() for part in parts if part.strip()]
 
 
 _SENTENCE_END = re.compile(r"[^.!?\n]+[.!?]*")
+_CLAUSE_BREAK = re.compile(r",?\s+(?:but|pero)\s+")
 
 
 def _shouting(body: str) -> float:

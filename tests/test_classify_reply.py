@@ -63,6 +63,41 @@ def test_it_reads_changes_other_people_made_and_plain_receipts(text, bucket):
     assert (result.bucket, result.hitl) == (bucket, False)
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'm on maternity leave through the end of February.",
+        "I'm out on FMLA until 1/10/27.",
+        "Estoy de incapacidad hasta diciembre, por eso no he usado la van.",
+        "HR sorted it out yesterday, they had my old apartment on file.",
+        "my schedule's been updated to match the van. thx",
+    ],
+)
+def test_leave_and_fixes_made_by_others_are_updates(text):
+    assert classify_reply(text).bucket == "update"
+
+
+def test_a_stated_fix_with_a_follow_up_question_is_an_update():
+    text = "I updated my address this morning. Can you confirm you see the change?"
+    result = classify_reply(text)
+    assert (result.bucket, result.hitl) == ("update", False)
+
+
+def test_only_the_part_after_but_is_asked():
+    result = classify_reply("The address is fixed now but why did it take an audit to catch this?")
+    assert result.bucket == "update"
+
+
+def test_a_question_asked_in_anger_is_an_escalation():
+    result = classify_reply("Who the hell approved this garbage audit? Fix your system.")
+    assert (result.bucket, result.hitl) == ("escalation", True)
+
+
+def test_a_dispute_asks_for_the_facts():
+    text = "I think there's a mistake, I live 10 minutes away. Please double check your records."
+    assert classify_reply(text).bucket == "question"
+
+
 def test_capitals_do_not_turn_a_clear_update_into_an_escalation():
     result = classify_reply("I UPDATED MY ADDRESS IN WORKDAY LAST WEEK. PLEASE CHECK AGAIN THANKS")
     assert (result.bucket, result.hitl) == ("update", False)
