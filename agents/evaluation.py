@@ -531,7 +531,7 @@ def _store_case(case: dict[str, Any], vanpool_id: str, number: int) -> None:
         work_site="Evaluation",
         pickup_lat=pickup.get("lat"),
         pickup_lng=pickup.get("lng"),
-        pickup_zip=str(van.get("pickup_zip", ""))[:10],
+        pickup_zip=str(van.get("pickup_zip", "")).strip()[:10],
         max_commute_miles=van.get("max_miles"),
         schedule=van.get("schedule") or [],
     )
@@ -542,7 +542,7 @@ def _store_case(case: dict[str, Any], vanpool_id: str, number: int) -> None:
             last_name=str(index),
             email=f"eval{number}-{index}@example.com",
             work_site="Evaluation",
-            home_zip=str(rider.get("home_zip", ""))[:10],
+            home_zip=str(rider.get("home_zip", "")).strip()[:10],
             home_lat=(rider.get("home") or {}).get("lat"),
             home_lng=(rider.get("home") or {}).get("lng"),
             time_type=rider.get("time_type", "full_time"),

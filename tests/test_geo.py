@@ -13,6 +13,7 @@ from vanpools.geo import (
     EARTH_RADIUS_MILES,
     DistanceProvider,
     OfflineDistanceProvider,
+    clean_zip,
     get_distance_provider,
     haversine_miles,
     is_plausible,
@@ -102,8 +103,10 @@ def test_it_knows_a_real_place_from_a_sentinel(point: Point, plausible: bool):
         ("", None),
         ("   ", None),
         ("ABCDE", None),
-        ("1234", None),  # a ZIP that lost its leading zero stays unplaced: no guessing
-        ("9021", None),
+        ("2139", "02139"),  # a spreadsheet dropped the leading zero: the only reading
+        ("601", "00601"),
+        ("21394307", "02139"),
+        ("12", None),
         ("123456", None),
         ("94538-12", None),
         ("94538-", None),
@@ -114,6 +117,27 @@ def test_it_knows_a_real_place_from_a_sentinel(point: Point, plausible: bool):
 )
 def test_it_normalises_zips(raw, expected):
     assert normalise_zip(raw) == expected
+
+
+@pytest.mark.parametrize(
+    ("raw", "stored"),
+    [
+        ("02139", "02139"),
+        ("2139", "02139"),
+        ("021394307", "02139-4307"),
+        ("21394307", "02139-4307"),
+        ("\t94536-1234 ", "94536-1234"),
+        ("02139 4307", "02139-4307"),
+        ("945366", None),
+        ("9453x", None),
+    ],
+)
+def test_it_cleans_a_zip_into_its_stored_form(raw, stored):
+    assert clean_zip(raw) == stored
+
+
+def test_a_restored_zip_that_does_not_exist_is_still_unplaced():
+    assert zip_centroid("1234") is None  # 01234 is no ZIP
 
 
 def test_it_places_a_real_zip_at_its_centroid():

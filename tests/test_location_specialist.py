@@ -201,7 +201,7 @@ def test_it_places_a_home_without_coordinates_at_its_zip_centroid():
         ("99999", "home ZIP 99999 is not a ZIP code with a location"),
         ("09001", "home ZIP 09001 is not a ZIP code with a location"),
         ("ABCDE", "home ZIP “ABCDE” is not a US ZIP code"),
-        ("9021", "home ZIP “9021” is not a US ZIP code"),
+        ("9021", "home ZIP 09021 is not a ZIP code with a location"),  # restored, not real
         ("", "there is no home ZIP or home coordinates on record"),
     ],
 )

@@ -32,6 +32,8 @@ DEFAULT_DISTANCE_PROVIDER = "vanpools.geo.OfflineDistanceProvider"
 # ASCII digits only: \d would also accept Arabic-Indic or full-width digits,
 # which no ZIP table knows. ZIP+4 may come with or without its hyphen.
 _ZIP_RE = re.compile(r"([0-9]{5})(?:-?[0-9]{4})?")
+# 3-4 digits (a ZIP) or 8 (a ZIP+4) once a spreadsheet has dropped leading zeros.
+_DROPPED_ZEROS = re.compile(r"[0-9]{3,4}|[0-9]{8}")
 
 
 def haversine_miles(a: Point, b: Point) -> float:
@@ -53,12 +55,30 @@ def is_plausible(point: Point) -> bool:
     return -90 <= lat <= 90 and -180 <= lng <= 180 and (lat, lng) != (0, 0)
 
 
-def normalise_zip(raw: str | None) -> str | None:
-    """The 5-digit ZIP of a ZIP or ZIP+4 ("02139-4307" → "02139"); anything else → None."""
+def clean_zip(raw: str | None) -> str | None:
+    """A US ZIP as it should be stored, ``02139`` or ``02139-4307``; None if it is not one.
+
+    Restores what spreadsheets do to ZIPs read as numbers: the leading zeros
+    of New England, New Jersey and Puerto Rico ZIPs (``2139`` → ``02139``,
+    ``601`` → ``00601``, ``21394307`` → ``02139-4307``), a ZIP+4 without its
+    hyphen, and stray whitespace. The importer stores this; the location check
+    reads any stored value through it too.
+    """
     if not isinstance(raw, str):
         return None
-    match = _ZIP_RE.fullmatch("".join(raw.split()))
-    return match[1] if match else None
+    value = "".join(raw.split())
+    if _DROPPED_ZEROS.fullmatch(value):
+        value = value.zfill(5 if len(value) < 5 else 9)
+    match = _ZIP_RE.fullmatch(value)
+    if match is None:
+        return None
+    return match[1] + (f"-{value[-4:]}" if len(value) > 5 else "")
+
+
+def normalise_zip(raw: str | None) -> str | None:
+    """The 5-digit ZIP of a ZIP or ZIP+4 ("02139-4307" → "02139"); anything else → None."""
+    cleaned = clean_zip(raw)
+    return cleaned[:5] if cleaned else None
 
 
 def zip_centroid(zip_code: str | None) -> Point | None:

@@ -27,6 +27,7 @@ from django.db import models, transaction
 from django.db.models.functions import Lower
 from django.utils import timezone
 
+from vanpools.geo import clean_zip
 from vanpools.models import Employee, Leave, Rider, Shift, Vanpool
 from vanpools.schedules import (
     DaySpan,
@@ -331,16 +332,9 @@ def _text(raw: object) -> str:
     raise _CellError(f"expected text, got {_shown(raw)}")
 
 
-_ZIP = re.compile(r"[0-9]{5}(-[0-9]{4})?")
-
-
 def _zip(raw: object) -> str:
-    value = _text(raw)
-    if re.fullmatch(r"[0-9]{3,4}", value):
-        value = value.zfill(5)  # a spreadsheet read 01810 as the number 1810
-    elif re.fullmatch(r"[0-9]{9}", value):
-        value = f"{value[:5]}-{value[5:]}"
-    if not _ZIP.fullmatch(value):
+    value = clean_zip(_text(raw))  # a spreadsheet read 01810 as the number 1810
+    if value is None:
         raise _CellError(f"{_shown(raw)} is not a US ZIP code (5 digits, or ZIP+4 like 02139-4307)")
     return value
 

@@ -26,6 +26,7 @@ from agents.contracts import (
 from agents.facts import Point, RiderFacts, VanpoolFacts
 from vanpools.geo import (
     DistanceProvider,
+    clean_zip,
     get_distance_provider,
     is_plausible,
     normalise_zip,
@@ -211,7 +212,7 @@ def judge_rider(
     evidence = DistanceEvidence(
         employee_id=rider.employee_id,
         cites=[*home.cites, *pickup.cites],
-        home_zip=rider.home_zip or "",
+        home_zip=clean_zip(rider.home_zip) or rider.home_zip or "",
         home_source=home.source,
         pickup=facts.vanpool_id,
         pickup_source=pickup.source,
