@@ -10,6 +10,7 @@ from agents.case_manager import audit_vanpool
 from cases.models import Case
 from outreach.models import EmailThread
 from tests.factories import (
+    DAY_SCHEDULE,
     AgentRunFactory,
     CaseEventFactory,
     CaseFactory,
@@ -17,6 +18,7 @@ from tests.factories import (
     MessageFactory,
     PendingActionFactory,
     RiderFactory,
+    ShiftFactory,
     VanpoolFactory,
     VerificationFactory,
 )
@@ -141,6 +143,24 @@ def test_evidence_cites_the_records_it_came_from(client, coordinator, audited):
     assert f'href="{reverse("employee-detail", args=[employee_id])}"' in html
     assert f'href="{reverse("vanpool-detail", args=[audited.vanpool.vanpool_id])}"' in html
     assert "commute mi" in html and "Location check" in html
+
+
+def test_shift_evidence_lists_the_days_a_rider_works_and_the_van_does_not_run(
+    client, coordinator, django_capture_on_commit_callbacks
+):
+    vanpool = VanpoolFactory(schedule=DAY_SCHEDULE)
+    weekend = ShiftFactory(
+        schedule=[{"day": day, "start": "07:00", "end": "16:00"} for day in ("Sat", "Sun")]
+    )
+    RiderFactory(vanpool=vanpool, employee=EmployeeFactory(home_zip="94587"))
+    RiderFactory(vanpool=vanpool, employee=EmployeeFactory(home_zip="94587", shift=weekend))
+    with django_capture_on_commit_callbacks(execute=True):
+        audit_vanpool(vanpool.vanpool_id)
+    case = Case.objects.get(vanpool=vanpool)
+    client.force_login(coordinator)
+    html = client.get(reverse("case-detail", args=[case.case_id])).content.decode()
+    assert "Works on 2 days the van does not run" in html
+    assert "2026-11-28, 2026-11-29" in html
 
 
 def test_email_bodies_are_escaped_inside_an_inert_element(client, coordinator):
