@@ -8,7 +8,7 @@ PY := $(UV) run --frozen python
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: help setup setup-dev browser demo run test lint format clean
+.PHONY: help setup setup-dev browser redis demo run test lint format clean
 
 help:
 	@echo "make run    set up, load the demo program and serve it on http://$(HOST):$(PORT)/ (dashboard) and /admin/"
@@ -42,7 +42,13 @@ browser:
 	    apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; \
 	  else echo "make test needs Chromium for the browser tests: sudo apt-get install chromium, or set CHROMIUM_PATH" >&2; exit 1; fi; }
 
-test: setup-dev browser
+redis:
+	@command -v redis-server >/dev/null || \
+	{ if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q redis-server; \
+	  else echo "make test needs redis-server for the Redis broker test: sudo apt-get install redis-server" >&2; exit 1; fi; }
+
+test: setup-dev browser redis
 	$(UV) run --frozen ruff check .
 	$(UV) run --frozen ruff format --check .
 	$(UV) run --frozen pytest

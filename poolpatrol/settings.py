@@ -345,6 +345,15 @@ Q_CLUSTER = {
 REDIS_URL = env_str("REDIS_URL")
 if REDIS_URL:
     Q_CLUSTER["redis"] = REDIS_URL
+    # Workers and web processes on many hosts share one cache: the API's
+    # throttle counts and anything else cached are then per user, not per process.
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": "poolpatrol",
+        }
+    }
 else:
     Q_CLUSTER["orm"] = "default"
 
