@@ -33,7 +33,7 @@ from cases.lifecycle import (
     transition,
 )
 from cases.models import Case, PendingAction
-from outreach.answers import answer_question
+from outreach.answers import answer_question, question_language
 from outreach.classify import ReplyClassification, classify_reply, strip_quoted
 from outreach.compose import initial_template_for, render_email, rider_facts
 from outreach.models import EmailThread, Message
@@ -337,6 +337,8 @@ def answer(ctx: ReplyContext) -> str:
     case = _give_more_time(ctx.case, f"answering the question in {ctx.message.message_id}")
     question = strip_quoted(ctx.message.text_body)
     facts = rider_facts(case, ctx.employee)
+    # The email is in the question's language; answer_question picks the same
+    # one from the same words, so paragraphs and letter always agree.
     queue_template(
         thread_for(case),
         ctx.employee,
@@ -345,6 +347,7 @@ def answer(ctx: ReplyContext) -> str:
         threading=answer_threading(ctx.message),
         answer_paragraphs=answer_question(question, facts),
         question_excerpt=question,
+        lang=question_language(question),
     )
     return "answered"
 

@@ -2,12 +2,23 @@
 
 import dataclasses
 import datetime as dt
+from collections import Counter
 
 import pytest
 
 from agents.case_manager import audit_vanpool
+from agents.evaluation import policy_evidence
+from agents.faithfulness import check_faithfulness, extract_claims
 from cases.models import Case
-from outreach.answers import ANSWERS, TOPICS, answer_question, detect_topics
+from outreach.answers import (
+    ANSWERS,
+    EN,
+    ES,
+    TOPICS,
+    answer_question,
+    detect_topics,
+    question_language,
+)
 from outreach.compose import RiderFacts, render_email, rider_facts
 from tests.factories import EmployeeFactory, RiderFactory, ShiftFactory, VanpoolFactory
 
@@ -243,7 +254,7 @@ def test_a_question_no_topic_matches_gets_the_finding_and_a_person_to_write_to()
     ["why?", "¿Cuál es el plazo?", "asdf", "how far / what hours / who to call", "x" * 20000],
 )
 def test_every_answer_ends_with_the_next_step(question):
-    answer = answer_question(question, FACTS)
+    answer = answer_question(question, FACTS, lang="en")
     assert answer[-1].startswith("What to do next:")
     assert "update it in the employee portal" in answer[-1]
     assert "by Sunday, November 29" in answer[-1]
@@ -286,6 +297,116 @@ def test_an_answer_email_for_a_real_case_uses_only_that_riders_facts():
     paragraphs = answer_question("¿Por qué? ¿Cómo miden la distancia?", facts)
     email = render_email("answer", facts, answer_paragraphs=paragraphs)
     text = " ".join(email.text.split())
-    assert "ZIP 95814" in text and f"about {facts.miles_text} miles" in text
+    assert "código postal 95814" in text and f"a unas {facts.miles_text} millas" in text
     assert "93721" not in email.text + email.html and "Zed" not in email.text + email.html
     assert '<a href="https://portal.example.com/my-profile"' in email.html
+
+
+# --- In the rider's language -----------------------------------------------------------------
+
+# A question that asks about every topic, and one set of facts per way a sentence can go.
+EVERY_TOPIC = (
+    "why, what address is on file, how far, what hours, how do I update, more time, what "
+    "happens, on leave, who to contact, this is wrong"
+)
+VARIANTS = [
+    FACTS,
+    LOCATION_ONLY,
+    dataclasses.replace(FACTS, failed_checks=()),
+    dataclasses.replace(FACTS, deadline=None, days_on_leave=1, van_hours_from_riders=True),
+    dataclasses.replace(FACTS, days_on_leave=2, days_compared=3, days_mismatched=2),
+    dataclasses.replace(FACTS, failed_checks=("shift",), miles=3.2, days_compared=1),
+    dataclasses.replace(
+        FACTS, measured_to="work_site", miles=None, rider_hours="", shift_name="", van_hours=""
+    ),
+    dataclasses.replace(FACTS, pickup_address="", work_site="", rider_hours="Sun–Thu 22:00–06:30"),
+]
+
+
+def claims(paragraphs: list[str]) -> Counter:
+    """Every ID, number, time and date said; a date by month and day (the year is optional)."""
+    return Counter(
+        (claim.kind, str(claim.value[1:] if claim.kind == "date" else claim.value))
+        for claim in extract_claims("\n".join(paragraphs))
+    )
+
+
+@pytest.mark.parametrize(
+    ("question", "language"),
+    [
+        ("¿Por qué marcaron mi lugar?", "es"),
+        ("No entiendo el correo", "es"),
+        ("Necesito más tiempo", "es"),
+        ("gracias", "es"),
+        ("Hola, ¿por qué me marcaron? I updated my address", "es"),  # mostly Spanish
+        ("Mi address está wrong, ¿por qué?", "es"),
+        ("Why was my seat flagged?", "en"),
+        ("Hi, I updated my address in the portal, gracias", "en"),  # mostly English
+        ("Why does it say la distancia?", "en"),
+        ("I live in San José now, why am I flagged?", "en"),
+        ("I moved to LA, why?", "en"),
+        ("no", "en"),
+        ("VP-110 CASE-0A1B2C3D 95814", "en"),
+        ("", "en"),
+    ],
+)
+def test_the_question_language_is_spanish_only_when_spanish_words_dominate(question, language):
+    assert question_language(question) == language
+
+
+def test_a_spanish_question_gets_a_spanish_answer():
+    answer = answer_question("¿Por qué marcaron mi lugar?", FACTS)
+    text = said(answer)
+    assert "Su lugar fue marcado porque su registro no coincide con la camioneta." in text
+    assert "a unas 88.9 millas del punto de recogida de la camioneta en Union City BART" in text
+    assert "Su turno registrado (Swing) es lun–vie 15:00–23:30" in text
+    assert "En los 5 días laborables que comparamos" in text
+    assert answer[-1].startswith("Qué hacer ahora:")
+    assert "a más tardar el domingo 2026-11-29" in answer[-1]
+
+
+def test_an_english_question_is_answered_in_english_as_before():
+    question = "Why was I flagged?"
+    assert answer_question(question, FACTS) == answer_question(question, FACTS, lang="en")
+    assert answer_question(question, FACTS)[-1].startswith("What to do next:")
+
+
+@pytest.mark.parametrize("facts", VARIANTS)
+def test_the_spanish_answer_says_the_same_numbers_ids_and_dates_as_the_english(facts):
+    english = answer_question(EVERY_TOPIC, facts, lang="en")
+    spanish = answer_question(EVERY_TOPIC, facts, lang="es")
+    assert len(spanish) == len(english)
+    assert claims(spanish) == claims(english)
+    assert question_language(said(spanish)) == "es"
+    assert question_language(said(english)) == "en"
+
+
+@pytest.mark.parametrize("facts", VARIANTS)
+def test_the_spanish_answer_is_faithful_to_the_facts_and_policy(facts):
+    spanish = answer_question(EVERY_TOPIC, facts, lang="es")
+    result = check_faithfulness("\n".join(spanish), [facts, policy_evidence()])
+    assert result.faithful, result.describe()
+
+
+def test_every_sentence_has_a_spanish_version():
+    same = {name for name, value in vars(ES).items() if value == getattr(EN, name)}
+    assert same == {"shift_name", "held_shift_name"}  # " ({name})" and "{name}, "
+
+
+def test_the_answer_email_to_a_spanish_question_is_in_spanish():
+    paragraphs = answer_question("¿Cuál es el plazo?", FACTS)
+    email = render_email(
+        "answer",
+        FACTS,
+        answer_paragraphs=paragraphs,
+        question_excerpt="¿Cuál es el plazo?",
+        lang="es",
+    )
+    assert email.subject == "Re: su pregunta sobre el vanpool VP-110 (CASE-0A1B2C3D)"
+    assert email.text.startswith("Hola, Ana:\n\nGracias por su mensaje. Usted nos preguntó:\n")
+    assert "El equipo del Commute Vanpool Program" in email.text
+    assert "Referencia: caso CASE-0A1B2C3D, vanpool VP-110 (Tri-Valley Express)" in email.text
+    assert '<html lang="es">' in email.html and "Hola, Ana:" in email.html
+    assert "¿Preguntas? Responda a este correo o escriba a" in email.html
+    for english in ("Hello", "Thank you", "Questions?", "Reference", "What to do"):
+        assert english not in email.text + email.html

@@ -186,6 +186,26 @@ def test_a_question_gets_an_answer_and_the_case_keeps_waiting(case, van, run):
     assert case.reaudit_count == 0
 
 
+def test_a_question_asked_in_spanish_is_answered_in_spanish(case, van, run):
+    far = far_rider(van)
+    english = deliver(run, reply(case, far, "Why was my seat flagged?"))
+    spanish = deliver(run, reply(case, far, "¿Por qué marcaron mi lugar? No entiendo el correo."))
+    assert english.bucket == spanish.bucket == "question"
+    sent = {message.in_reply_to: message for message in Message.objects.filter(template="answer")}
+    en, es = sent[english.rfc_message_id], sent[spanish.rfc_message_id]
+    assert es.idempotency_key == f"{case.case_id}:answer:{spanish.message_id}"
+    assert es.subject.startswith("Re: su pregunta sobre el vanpool")
+    assert es.text_body.startswith(f"Hola, {far.first_name}:\n")
+    body = " ".join(es.text_body.split())
+    assert "> ¿Por qué marcaron mi lugar?" in body
+    assert "Su lugar fue marcado porque" in body and FAR_ZIP in body
+    assert "¿Preguntas? Responda a este correo" in body and "Hello" not in body
+    assert '<html lang="es">' in es.html_body and "Gracias por su mensaje." in es.html_body
+    assert en.text_body.startswith(f"Hello {far.first_name},\n")
+    assert "Your seat was flagged because" in " ".join(en.text_body.split())
+    assert mail.outbox[-1].subject == es.subject
+
+
 def test_an_update_reaudits_only_the_failed_checks(case, van, run):
     far = far_rider(van)
     fix_home(far)

@@ -19,35 +19,39 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A private redis-server on a Unix socket: no port another run could share."""
     binary = shutil.which("redis-server")
     assert binary, "redis-server is missing: `make test` installs it"
-    port = _free_port()
+    home = tmp_path_factory.mktemp("redis")
+    sock = home / "redis.sock"
     server = subprocess.Popen(
-        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-         "--dir", str(tmp_path_factory.mktemp("redis"))],
+        [binary, "--port", "0", "--unixsocket", str(sock), "--save", "", "--appendonly", "no",
+         "--dir", str(home)],
         stdout=subprocess.DEVNULL,
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 10
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "redis-server did not start"
-                time.sleep(0.05)
-        yield f"redis://127.0.0.1:{port}/0"
+        while not _answers(sock):
+            assert server.poll() is None, "redis-server exited"
+            assert time.monotonic() < deadline, "redis-server did not start"
+            time.sleep(0.05)
+        yield f"unix://{sock}?db=0"
     finally:
         server.terminate()
         server.wait(timeout=10)
+
+
+def _answers(sock: Path) -> bool:
+    try:
+        with socket.socket(socket.AF_UNIX) as client:
+            client.settimeout(0.5)
+            client.connect(str(sock))
+            client.sendall(b"PING\r\n")
+            return client.recv(16).startswith(b"+PONG")
+    except OSError:
+        return False
 
 
 def shell(code: str, redis_url: str, tmp_path: Path) -> str:
