@@ -528,7 +528,8 @@ TOPICS: tuple[Topic, ...] = (
     Topic(
         "appeal",
         _cues(
-            "appeal; dispute; disagree; contest; challenge; mistake; wrong; error; incorrect; "
+            "appeal; dispute; disagree; =contest; =contested; =contesting; challenge; "
+            "mistake; wrong; error; incorrect; "
             "not right; unfair; reconsider; not true; "
             "apelar; apelacion; reclam*; no estoy de acuerdo; equivoca*; incorrect*; injust*; "
             "no es cierto"

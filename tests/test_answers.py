@@ -135,6 +135,11 @@ def test_words_one_letter_from_a_cue_are_not_taken_for_it(question):
     assert detect_topics(question) == []
 
 
+def test_contesto_is_not_taken_for_contest():
+    assert detect_topics("¿Qué pasa si no contesto?") == ["consequences"]
+    assert detect_topics("How do I contest this?") == ["appeal"]
+
+
 def test_a_question_with_several_topics_gets_each_answered_in_order():
     question = "What happens if I miss the deadline, and who do I contact?"
     assert detect_topics(question) == ["deadline", "consequences", "contact"]
