@@ -128,6 +128,23 @@ FEATURES: list[Feature] = [
                 r"\bnew (?:address|shift|schedule|hours|home|apartment|place|position|role)\b",
                 r"\b(?:switched|transferred|moved|changed|promoted) (?:\w+ ){0,2}"
                 r"(?:shifts?|to (?:days|nights|the|first|second|third|day|night|swing|weekend))\b",
+                r"\b(?:my )?(?:hours|shift|schedule|work days|crew|position|role|site|location|"
+                r"address) (?:\w+ )?(?:changed|switched|moved)\b",
+                r"\b(?:went|going|moved|moving|switched|switching|transferred|transferring|"
+                r"changed|changing|got moved|was moved|am now|i'm now) (?:back )?(?:to |on )?"
+                r"(?:the )?(?:part[- ]time|full[- ]time|days|nights|swing|graveyard|evenings|"
+                r"mornings|weekends|first|second|third|1st|2nd|3rd)\b",
+                r"\b(?:took|got|accepted|started|joined) (?:a |the )?(?:spot|position|job|role|"
+                r"place|opening) (?:on|in|with|at) \w+",
+                # Riding another van now ("I actually ride VP-240 now"), not "been riding since".
+                r"\b(?:now|actually|instead) (?:ride|riding|take|taking) (?:vp-?\d+|another van|"
+                r"a different van)|\b(?:ride|riding|take|taking) (?:vp-?\d+|another van|"
+                r"a different van) (?:now|instead)\b",
+                r"\bi(?:'m| am) (?:on |working )?\d{1,2}(?::\d{2})? ?(?:am|pm)? ?(?:-|to) ?\d{1,2}",
+                r"\b(?:had|have|on|for|serving|called for) jury duty\b",
+                r"^(?:pto|vacation|out sick|on leave)\b",
+                r"\b(?:trabajo|estoy|paso|pase|me pasaron) (?:en |a )?(?:el |al )?turno de "
+                r"(?:noche|dia|tarde|manana)\b",
                 # Someone else made the change: "they put me back on the early shift".
                 r"\b(?:(?:put|assigned|placed|reassigned) me (?:back )?(?:to|on|onto|into)|"
                 r"(?:moved|switched|transferred|changed) me (?:back )?(?:on|onto|into)) "
@@ -154,13 +171,18 @@ FEATURES: list[Feature] = [
                 r"\bya no (?:vivo|trabajo)\b",
                 r"\b(?:hr|payroll|my (?:manager|supervisor|lead|boss|team lead)|workday|they|"
                 r"someone) (?:\w+ ){0,2}(?:updated|changed|moved|approved|fixed|processed|"
-                r"sorted|corrected|adjusted|took care of|put in|entered)\b",
+                r"sorted|corrected|adjusted|took care of|put in|entered|submitted|filed)\b",
                 r"\b(?:it|this|that)(?:'s| is| has been| was| got) (?:all |now |been )?"
                 r"(?:sorted|fixed|corrected|taken care of|updated|resolved)\b",
                 r"\bstarting (?:on )?(?:monday|tuesday|wednesday|thursday|friday|next|this|\w+ \d)",
+                r"\beffective (?:\d|monday|tuesday|wednesday|thursday|friday|next|this|today|"
+                r"immediately)",
+                r"\b(?:should|will|now) (?:reflect|show) (?:it|that|this|the change)\b",
+                r"\b(?:should be|is|it's|it is) (?:correct|right|fixed|updated|accurate) now\b",
+                r"\b(?:desde el|a partir del?) \d",
             ],
             0.8: [
-                r"\b(?:portal|workday|hris|in the system)\b",
+                r"\b(?:portal|workday|hris|in the system|kronos|adp|ukg|dayforce|on file)\b",
                 r"\bmove[ds]?\b",
                 r"\bmudanza\b",
             ],
@@ -188,7 +210,9 @@ FEATURES: list[Feature] = [
             1.0: [
                 r"^(?:why|what|how|which|where|when|who|is|are|do|does|can|could|should|will|"
                 r"would)\b",
-                r"\b(?:why|which|where|whom)\b",
+                # "that's why" explains; it does not ask.
+                r"(?<!that's )(?<!that is )(?<!this is )(?<!which is )\bwhy\b",
+                r"\b(?:which|where|whom)\b",
                 r"\bis (?:there|it|this)\b[^.!\n]*\?",
                 r"\bplease (?:explain|clarify|advise|let me know)\b",
                 r"\b(?:does|do|will|would|can|could) (?:that|this|it) (?:affect|mean|matter|count|"
@@ -210,7 +234,11 @@ FEATURES: list[Feature] = [
                 r"talk|call|submit|review)\b",
                 r"\b(?:entendido|de acuerdo|recibido|lo hare|lo reviso|lo actualizo|lo corrijo|"
                 r"esta bien|muy bien|perfecto|vale|claro que si|con gusto)\b",
-                r"^(?:ok|okay|k|kk|sure|yes|yep|yeah|fine|alright|all right|great|perfect|cool)\b",
+                r"^(?:ok|okay|k|kk|sure|yes|yep|yup|yeah|fine|alright|all right|great|perfect|cool|"
+                r"copy|10-4|ack)\b",
+                r"[\U0001F44D\U0001F44C\U0001F64F\u2705]",  # thumbs up, ok hand, thanks, check
+                r"^(?:will|gonna|going to) (?:check|look|do|fix|update|follow up|get back)\b",
+                r"\bget back to (?:you|u|ya)\b",
             ],
             1.0: [
                 r"\b(?:thanks|thank you|thx|ty) (?:for (?:letting|the heads|reaching|the info\w*|"
@@ -232,6 +260,8 @@ FEATURES: list[Feature] = [
                 r"\b(?:file|filing|filed|make|making|lodge) (?:a |an )?(?:formal )?(?:complaint|"
                 r"grievance)\b",
                 r"\b(?:report|reporting) (?:this|you|it) to\b",
+                r"\b(?:ombudsman|ethics (?:line|hotline)|unsubscribe|remove me from (?:this|your) "
+                r"(?:list|emails?))\b",
                 r"\b(?:speak|talk) (?:to|with) (?:a|an|the|your|someone's) "
                 r"(?:manager|supervisor|boss|human|real person|person in charge|"
                 r"someone in charge|director)\b",
@@ -243,7 +273,7 @@ FEATURES: list[Feature] = [
             2.0: [
                 r"\b(?:ridiculous|outrageous|unacceptable|absurd|insulting|disgusting|"
                 r"unbelievable|pathetic|nonsense|bullshit|bs|crap|damn|wtf|hell|garbage|trash|"
-                r"stupid|idiotic|incompetent|a joke)\b",
+                r"stupid|idiotic|incompetent|a joke|idiots?|morons?|clowns?)\b",
                 r"\b(?:how dare|sick (?:and tired )?of|fed up|leave me alone|stop (?:emailing|"
                 r"contacting|harassing|bothering)|none of your business|waste of (?:my )?time)\b",
                 r"\bi (?:refuse|won't|will not|am not going to|'m not going to) (?:to )?"

@@ -77,6 +77,25 @@ def test_leave_and_fixes_made_by_others_are_updates(text):
     assert classify_reply(text).bucket == "update"
 
 
+@pytest.mark.parametrize(
+    ("text", "bucket"),
+    [
+        ("My hours changed last month, I'm 2pm to 10:30pm now.", "update"),
+        ("Went part-time in October (Mon/Wed/Fri only).", "update"),
+        ("Switched to graveyard as of 11/2, so I actually ride VP-240 now.", "update"),
+        ("Had jury duty the last two weeks, that's why I haven't been on the van.", "update"),
+        ("Desde el 1 de noviembre trabajo en el turno de noche.", "update"),
+        ("I've been riding VP-219 since 2023. Is the distance limit a new policy?", "question"),
+        ("10-4", "acknowledgment"),
+        ("\U0001f44d", "acknowledgment"),
+        ("Thx. Will check w/ my supervisor and get back to u", "acknowledgment"),
+        ("Whoever came up with this is an idiot. I'm going to the ombudsman.", "escalation"),
+    ],
+)
+def test_it_reads_the_many_ways_riders_put_things(text, bucket):
+    assert classify_reply(text).bucket == bucket
+
+
 def test_a_stated_fix_with_a_follow_up_question_is_an_update():
     text = "I updated my address this morning. Can you confirm you see the change?"
     result = classify_reply(text)

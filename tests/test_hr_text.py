@@ -24,6 +24,13 @@ from vanpools.schedules import ScheduleError, describe_weekly
         ("7a-330p M-F", "Mon–Fri 07:00–15:30"),
         ("Fri/Sat nights 10pm-6:30am", "Fri/Sat 22:00–06:30"),
         ("7 days a week 6am-2pm", "Mon–Sun 06:00–14:00"),
+        ("Mo-Fr 07:00-15:30", "Mon–Fri 07:00–15:30"),
+        ("MTWThF 7:00a-3:30p", "Mon–Fri 07:00–15:30"),
+        ("MTWTF 7am-3pm", "Mon–Fri 07:00–15:00"),
+        ("M T W R F 0700-1530", "Mon–Fri 07:00–15:30"),
+        ("Mon–Fri, 07.00–15.30", "Mon–Fri 07:00–15:30"),
+        ("Mon-Thu 06:00-16:30 (4x10)", "Mon–Thu 06:00–16:30"),
+        ("12-hr nights Sun/Mon/Tue 1800-0630", "Mon/Tue 18:00–06:30, Sun 18:00–06:30"),
     ],
 )
 def test_it_reads_the_common_ways_hr_writes_a_week(text, read):
@@ -50,6 +57,8 @@ def test_an_unwritten_meridiem_takes_the_shorter_shift():
         ("Mon-Fri 7-4", "without am/pm"),
         ("Mon-Fri 7:00-3:30", "20h30 shift is not plausible"),
         ("T-F 7am-3pm", "'t-f' is not a day"),
+        ("MT 9am-1pm", "could be Tuesday or Thursday"),
+        ("Mon-Thu 6-4:30 (4x10)", "without am/pm"),
         ("Mon-Fri 7am-3:30pm alt Fri off", "is not a day"),
         ("9/80 Mon-Fri 7am-4:30pm", "is not a day"),
         ("Mon-Fri 13pm-5pm", "13 is not an hour"),

@@ -5,18 +5,20 @@ reads the common, unambiguous ways of writing them and refuses the rest, so a
 doubtful text becomes *unknown* (a person or the model reads it), never a
 guessed pass or fail:
 
-- days: names and abbreviations (``Mon``, ``Tues``, ``Thurs``, ``M``, ``W``,
-  ``F``, ``Th``, ``Sa``…), ranges (``Mon-Fri``, ``Tue through Sat``, wrapping
+- days: names and abbreviations (``Mon``, ``Tues``, ``Thurs``, ``Mo``, ``Fr``,
+  ``M``, ``W``, ``F``, ``Th``, ``R``, ``Sa``…), letters run together in week
+  order (``MTWThF``, ``MTWTF``, ``M T W R F``), ranges (``Mon-Fri``, ``Tue through Sat``, wrapping
   ``Sun-Thu``), lists (``Mon, Wed & Fri``, ``M/W/F``), ``weekdays``,
   ``weekends``, ``daily``;
-- hours: ``7am``, ``3:30 p.m.``, ``330p``, ``noon``, ``midnight``, 24-hour ``15:30`` and
+- hours: ``7am``, ``3:30 p.m.``, ``330p``, ``07.00``, ``noon``, ``midnight``, 24-hour ``15:30`` and
   ``0700``; one range per part, days before or after it; parts separated by
   ``;`` or new lines; labels such as ``Day shift:`` or ``Schedule:``, words
-  like ``nights`` that the hours already say, and a leading ``4x10``/``4/10s``
-  pattern name are skipped;
-- refused: a lone ``T`` (Tue or Thu?), bare hours without a meridiem or colon
-  (``7-4``), any word left over (``alt Fri off``, ``varies``), and a shift
-  under 1 or over 16 hours (``7:00-3:30`` read as 24-hour would be 20½).
+  like ``nights`` that the hours already say, and pattern names (``4x10``,
+  ``4/10s``, ``12-hr``) are skipped;
+- refused: a ``T`` its neighbours do not settle (``T-F``, ``MT``: Tue or
+  Thu?), bare hours without a meridiem or colon (``7-4``), any word left
+  over (``alt Fri off``, ``varies``), and a shift under 1 or over 16 hours
+  (``7:00-3:30`` read as 24-hour would be 20½).
 
 A written time missing its meridiem on one side takes the reading that gives
 the shorter shift: ``9-5pm`` is 09:00-17:00, ``10-6am`` is 22:00-06:00.
@@ -49,10 +51,17 @@ _DAY_WORDS: dict[str, str] = {
     "th": "Thu",
     "sa": "Sat",
     "su": "Sun",
+    "mo": "Mon",
+    "we": "Wed",
+    "fr": "Fri",
     "m": "Mon",
     "w": "Wed",
+    "r": "Thu",  # registrar style: M T W R F
     "f": "Fri",
 }
+# Days run together ("MTWThF", "MTWTF", "MWF", "TTh"): one letter or pair per
+# day, in week order; a lone "T" is read from its neighbours or refused.
+_LETTER = re.compile(r"th|tu|sa|su|m|t|w|r|f")
 _DAY_SETS: dict[str, tuple[str, ...]] = {
     "weekdays": WEEKDAYS[:5],
     "weekday": WEEKDAYS[:5],
@@ -64,8 +73,8 @@ _DAY_SETS: dict[str, tuple[str, ...]] = {
 }
 
 _TIME = (
-    r"(?:(?P<{n}h>\d{{1,2}}?)(?::?(?P<{n}m>\d{{2}}))?\s*(?P<{n}ap>a\.?m?\.?|p\.?m?\.?)(?![a-z])"
-    r"|(?P<{n}h24>\d{{1,2}}):(?P<{n}m24>\d{{2}})"
+    r"(?:(?P<{n}h>\d{{1,2}}?)(?:[:.]?(?P<{n}m>\d{{2}}))?\s*(?P<{n}ap>a\.?m?\.?|p\.?m?\.?)(?![a-z])"
+    r"|(?P<{n}h24>\d{{1,2}})[:.](?P<{n}m24>\d{{2}})"
     r"|(?P<{n}mil>\d{{4}})"
     r"|(?P<{n}word>noon|midnight)"
     r"|(?P<{n}bare>\d{{1,2}})(?![\d:]))"
@@ -76,7 +85,10 @@ _RANGE = re.compile(
 )
 # "4x10", "4/10s", "3x12": days × hours, a name for the pattern the days and
 # hours spell out anyway ("9/80" is not one: it hides an alternate day off).
-_PATTERN_NAME = re.compile(r"^\s*[1-7]\s*[x/]\s*(?:[89]|1[0-2])s?\b\s*")
+# Said anywhere, like "12-hr nights" or "10 hour days", they are names too.
+_PATTERN_NAME = re.compile(
+    r"\b[1-7]\s*[x/]\s*(?:[89]|1[0-2])s?\b|\b(?:8|9|10|12)[- ]?(?:hr|hour)s?\b"
+)
 _FILLER = re.compile(
     r"\b(?:(?:day|night|swing|evening|morning|graveyard|early|late|first|second|third|"
     r"1st|2nd|3rd)\s+shift|schedule|from|every|on|at|hours|shift|"
@@ -115,7 +127,7 @@ def _minutes(hhmm: str) -> int:
 
 def _hours(part: str) -> tuple[str, str, str]:
     text = part.lower().replace("–", "-").replace("—", "-")
-    text = _PATTERN_NAME.sub("", text)
+    text = _PATTERN_NAME.sub(" ", text)
     found = list(_RANGE.finditer(text))
     if len(found) != 1:
         raise ScheduleError(f"'{part}': expected one range of hours, e.g. 7am-3:30pm")
@@ -207,6 +219,24 @@ def _days(rest: str, part: str) -> list[str]:
     return days
 
 
+def _letter_days(letters: list[str], part: str) -> list[str]:
+    """Days written letter by letter, in week order; each "T" read from its place."""
+    thursday_written = bool({"th", "thu", "thur", "thurs", "thursday", "r"} & set(letters))
+    days = []
+    for index, letter in enumerate(letters):
+        if letter == "t":
+            before = letters[index - 1] if index else ""
+            after = letters[index + 1] if index + 1 < len(letters) else ""
+            if thursday_written or after == "w":
+                letter = "tu"  # in week order, a T before W is Tuesday
+            elif before == "w":
+                letter = "th"  # and one after W is Thursday ("MT" or "TF" stay unread)
+            else:
+                raise ScheduleError(f"'{part}': a lone 'T' could be Tuesday or Thursday")
+        days.append(_DAY_WORDS[letter])
+    return days
+
+
 def _day_item(item: str, part: str) -> list[str]:
     if item in _DAY_SETS:
         return list(_DAY_SETS[item])
@@ -218,6 +248,8 @@ def _day_item(item: str, part: str) -> list[str]:
         length = (WEEKDAYS.index(_DAY_WORDS[match["last"]]) - first) % len(WEEKDAYS) + 1
         return [WEEKDAYS[(first + offset) % len(WEEKDAYS)] for offset in range(length)]
     words = item.split()
-    if len(words) > 1 and all(word in _DAY_WORDS for word in words):
-        return [_DAY_WORDS[word] for word in words]  # "Mon Wed Fri"
+    if len(words) > 1 and all(word in _DAY_WORDS or word == "t" for word in words):
+        return _letter_days(words, part)  # "Mon Wed Fri", "M T W R F"
+    if len(words) == 1 and _LETTER.sub("", item) == "" and len(item) > 1:
+        return _letter_days(_LETTER.findall(item), part)  # "MTWThF"
     raise ScheduleError(f"'{part}': '{item}' is not a day, a range of days or 'weekdays'")
