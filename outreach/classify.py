@@ -215,6 +215,7 @@ FEATURES: list[Feature] = [
                 r"\b(?:which|where|whom)\b",
                 r"\bis (?:there|it|this)\b[^.!\n]*\?",
                 r"\bplease (?:explain|clarify|advise|let me know)\b",
+                r"\b(?:can|may|could) i (?:keep|stay|still|continue)\b",
                 r"\b(?:does|do|will|would|can|could) (?:that|this|it) (?:affect|mean|matter|count|"
                 r"change|apply)\b",
             ],

@@ -86,6 +86,7 @@ def test_leave_and_fixes_made_by_others_are_updates(text):
         ("Had jury duty the last two weeks, that's why I haven't been on the van.", "update"),
         ("Desde el 1 de noviembre trabajo en el turno de noche.", "update"),
         ("I've been riding VP-219 since 2023. Is the distance limit a new policy?", "question"),
+        ("I am switching to days next month, can I keep my seat?", "question"),
         ("10-4", "acknowledgment"),
         ("\U0001f44d", "acknowledgment"),
         ("Thx. Will check w/ my supervisor and get back to u", "acknowledgment"),
