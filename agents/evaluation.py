@@ -53,6 +53,7 @@ from agents.resolve import run_check
 from agents.specialists.location import NEAR_LIMIT_MILES
 from agents.tracing import RunTrace
 from outreach.classify import BUCKETS, classify_reply
+from vanpools.geo import clean_zip
 from vanpools.models import Employee, Leave, Rider, Shift, Vanpool
 from vanpools.schedules import ScheduleError, parse_compact_weekly, parse_weekly
 
@@ -531,7 +532,7 @@ def _store_case(case: dict[str, Any], vanpool_id: str, number: int) -> None:
         work_site="Evaluation",
         pickup_lat=pickup.get("lat"),
         pickup_lng=pickup.get("lng"),
-        pickup_zip=str(van.get("pickup_zip", "")).strip()[:10],
+        pickup_zip=stored_zip(van.get("pickup_zip", "")),
         max_commute_miles=van.get("max_miles"),
         schedule=van.get("schedule") or [],
     )
@@ -542,7 +543,7 @@ def _store_case(case: dict[str, Any], vanpool_id: str, number: int) -> None:
             last_name=str(index),
             email=f"eval{number}-{index}@example.com",
             work_site="Evaluation",
-            home_zip=str(rider.get("home_zip", "")).strip()[:10],
+            home_zip=stored_zip(rider.get("home_zip", "")),
             home_lat=(rider.get("home") or {}).get("lat"),
             home_lng=(rider.get("home") or {}).get("lng"),
             time_type=rider.get("time_type", "full_time"),
@@ -817,6 +818,16 @@ def _expected_lifecycle(case: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
+def stored_zip(raw: object) -> str:
+    """A ZIP as the roster import would store it (cleaned); anything else as given.
+
+    The field holds 10 characters; text that is no ZIP is kept (cut to fit)
+    so the location check meets it as the junk it is.
+    """
+    text = str(raw if raw is not None else "").strip()
+    return clean_zip(text) or text[:10]
+
+
 def empty_scratch_database() -> None:
     """Delete every row (keeping content types and permissions) before a scenario.
 
@@ -855,7 +866,7 @@ def _build_program(case: dict[str, Any]) -> Any:
         pickup_address=van.get("pickup_address", ""),
         pickup_lat=pickup.get("lat"),
         pickup_lng=pickup.get("lng"),
-        pickup_zip=str(van.get("pickup_zip", ""))[:10],
+        pickup_zip=stored_zip(van.get("pickup_zip", "")),
         max_commute_miles=van.get("max_miles"),
         schedule=_weekly(van["schedule"], "vanpool.schedule") if van.get("schedule") else [],
     )
@@ -867,7 +878,7 @@ def _build_program(case: dict[str, Any]) -> Any:
             last_name=last or "Eval",
             email=rider.get("email", f"{rider['employee_id'].lower()}@example.com"),
             work_site=vanpool.work_site,
-            home_zip=str(rider["home_zip"]),
+            home_zip=stored_zip(rider["home_zip"]),
             home_lat=(rider.get("home") or {}).get("lat"),
             home_lng=(rider.get("home") or {}).get("lng"),
             time_type=rider.get("time_type", "full_time"),
@@ -994,7 +1005,7 @@ def _bounce_bytes(scenario: Scenario, event: dict[str, Any]) -> bytes:
 def _change_record(event: dict[str, Any]) -> None:
     employee = Employee.objects.get(employee_id=event["employee"])
     if "home_zip" in event:
-        employee.home_zip = str(event["home_zip"])
+        employee.home_zip = stored_zip(event["home_zip"])
         if "home" not in event:
             employee.home_lat = employee.home_lng = None  # a new address: old coordinates go
     if "home" in event:

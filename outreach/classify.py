@@ -111,7 +111,7 @@ FEATURES: list[Feature] = [
         {
             2.5: [
                 r"\b(?:i|we|i've|i have|we've|just|recently|finally) (?:\w+ )?"
-                r"(?:moved|relocated)\b",
+                r"(?:moved|relocated|shifted)\b",
                 r"\b(?:updated|changed|corrected|fixed|submitted|entered) (?:\w+ ){0,2}"
                 r"(?:address|shift|schedule|hours|zip|records?|profile|info\w*|details)\b",
                 r"\b(?:address|shift|schedule|hours|zip|records?|profile|info\w*)(?:'s)? "
@@ -125,7 +125,13 @@ FEATURES: list[Feature] = [
                 r"\bfmla\b",
                 r"\b(?:incapacidad|licencia|baja medica|baja por maternidad|permiso medico|"
                 r"de vacaciones|de baja)\b",
-                r"\bnew (?:address|shift|schedule|hours|home|apartment|place|position|role)\b",
+                r"\bnew (?:address|shift|schedule|hours|home|apartment|place|position|role|flat|"
+                r"house|condo)\b",
+                r"\b(?:transferring|transferred|moving|relocating) to (?:the )?(?:\w+ )?"
+                r"(?:warehouse|site|plant|office|campus|building|location|store|facility|"
+                r"hospital|clinic|branch|team|department)\b",
+                r"\b(?:not using|no longer (?:using|need|needing|riding)|stopped (?:using|riding)|"
+                r"leaving|quitting|giving up) (?:the |this |my )?(?:van|vanpool|seat)\b",
                 r"\b(?:switched|transferred|moved|changed|promoted) (?:\w+ ){0,2}"
                 r"(?:shifts?|to (?:days|nights|the|first|second|third|day|night|swing|weekend))\b",
                 r"\b(?:my )?(?:hours|shift|schedule|work days|crew|position|role|site|location|"
@@ -170,7 +176,8 @@ FEATURES: list[Feature] = [
                 r"\b(?:ahora|actualmente) (?:vivo|trabajo|estoy)\b",
                 r"\bya no (?:vivo|trabajo)\b",
                 r"\b(?:hr|payroll|my (?:manager|supervisor|lead|boss|team lead)|workday|they|"
-                r"someone) (?:\w+ ){0,2}(?:updated|changed|moved|approved|fixed|processed|"
+                r"they've|they have|someone) (?:\w+ ){0,2}(?:updated|changed|moved|approved|fixed|"
+                r"processed|"
                 r"sorted|corrected|adjusted|took care of|put in|entered|submitted|filed)\b",
                 r"\b(?:it|this|that)(?:'s| is| has been| was| got) (?:all |now |been )?"
                 r"(?:sorted|fixed|corrected|taken care of|updated|resolved)\b",
@@ -216,6 +223,9 @@ FEATURES: list[Feature] = [
                 r"\bis (?:there|it|this)\b[^.!\n]*\?",
                 r"\bplease (?:explain|clarify|advise|let me know)\b",
                 r"\b(?:can|may|could) i (?:keep|stay|still|continue)\b",
+                r"\b(?:is|was) (?:that|this|it) (?:ok|okay|alright|all right|fine|a problem)\b",
+                r"\bkindly (?:clarify|confirm|explain|advise|let me know|tell|check)\b",
+                r"\bquestion is\b|\bwhether\b",
                 r"\b(?:does|do|will|would|can|could) (?:that|this|it) (?:affect|mean|matter|count|"
                 r"change|apply)\b",
             ],
@@ -240,11 +250,14 @@ FEATURES: list[Feature] = [
                 r"[\U0001F44D\U0001F44C\U0001F64F\u2705]",  # thumbs up, ok hand, thanks, check
                 r"^(?:will|gonna|going to) (?:check|look|do|fix|update|follow up|get back)\b",
                 r"\bget back to (?:you|u|ya)\b",
+                r"\b(?:i|we|he|she|they)(?:'ll| will) (?:\w+ ){0,2}(?:look|check|go over|"
+                r"go through|sort|review|handle|get to)\b",
+                r"\b(?:have|i've|i have) (?:read|seen|received|passed on) (?:it|this|your|the)\b",
             ],
             1.0: [
                 r"\b(?:thanks|thank you|thx|ty) (?:for (?:letting|the heads|reaching|the info\w*|"
                 r"the reminder|the notice)|so much)\b",
-                r"\b(?:ok|okay|sure|alright|listo)\b",
+                r"(?<!is that )(?<!is it )(?<!is this )\b(?:ok|okay|sure|alright|listo)\b",
             ],
             # Courtesy: most replies thank, whatever else they say.
             0.5: [r"\b(?:thanks|thank you|thx|ty|cheers|appreciate it|gracias)\b"],
@@ -263,6 +276,11 @@ FEATURES: list[Feature] = [
                 r"\b(?:report|reporting) (?:this|you|it) to\b",
                 r"\b(?:ombudsman|ethics (?:line|hotline)|unsubscribe|remove me from (?:this|your) "
                 r"(?:list|emails?))\b",
+                r"\b(?:take|get) me off (?:these|this|your|the) (?:emails?|list|mailing)\b",
+                r"\b(?:actual|real) (?:human|person)\b|\bhuman being\b|\bnot a (?:bot|robot)\b",
+                r"\bi (?:will not|won't|refuse to) (?:be )?(?:provid|shar|giv|answer|respond|"
+                r"participat|tak)\w*",
+                r"\b(?:solicitor|data breach|privacy breach|breach of (?:my )?privacy|gdpr|ccpa)\b",
                 r"\b(?:speak|talk) (?:to|with) (?:a|an|the|your|someone's) "
                 r"(?:manager|supervisor|boss|human|real person|person in charge|"
                 r"someone in charge|director)\b",
@@ -286,6 +304,8 @@ FEATURES: list[Feature] = [
                 r"\b(?:inaceptable|ridiculo|absurdo|me niego|no voy a|estoy (?:harto|harta|"
                 r"molesto|molesta|enojado|enojada)|dejen(?:me)? en paz)\b",
                 r"\b(?:invasion of (?:my )?privacy|spying|surveillance|big brother)\b",
+                r"\b(?:complaint|grievance) (?:\w+ ){0,2}(?:logged|lodged|filed|raised|recorded)\b"
+                r"|\bshould be ashamed\b",
             ],
             1.0: [r"!{2,}", r"\b(?:never|wrong|unfair|injusto|nobody)\b"],
         },

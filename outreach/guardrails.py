@@ -103,6 +103,18 @@ _PHRASES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
             r"|\baprueb\w* (?:mi|me|el|este|esta|la)\b|\bno (?:cancel|anul|elimin)\w*\b",
         ),
         (
+            "machine_directive",
+            "addresses the software that reads it",
+            r"\b(?:classifier|the model|the ai|the bot|llm|gpt|chatbot|assistant|automated "
+            r"system)\b[^.\n]{0,30}\b(?:must|should|shall|is to|needs to|has to|will)\s+"
+            r"(?:output|return|respond|reply|classify|label|mark|set|answer|approve|close|treat)"
+            r"|[\"']?\b(?:bucket|hitl|confidence|verdict)\b[\"']?\s*[:=]"
+            r"|\bsystem (?:note|message|override|instruction|notice)s?\b"
+            r"|\b(?:pre-?approved|pre-?authori[sz]ed) by\b"
+            r"|\bi (?:hereby )?authori[sz]e you to\b"
+            r"|\bas (?:the |your )?(?:system )?(?:administrator|admin|developer|operator)\b",
+        ),
+        (
             "prompt_request",
             "asks to reveal the system's prompt or instructions",
             r"\bsystem prompt\b|\bprompt del sistema\b"

@@ -75,7 +75,7 @@ def test_it_measures_antipodes_without_a_domain_error():
     ("point", "plausible"),
     [
         (Point(37.5, -122.0), True),
-        (Point(-33.9, 151.2), True),
+        (Point(-33.9, 151.2), False),  # south of 15°S: swapped coordinates, not a commute
         (Point(0, 0), False),  # the usual "no location" sentinel
         (Point(91, 0), False),
         (Point(45, -181), False),
@@ -109,7 +109,7 @@ def test_it_knows_a_real_place_from_a_sentinel(point: Point, plausible: bool):
         ("12", None),
         ("123456", None),
         ("94538-12", None),
-        ("94538-", None),
+        ("94538-", "94538"),  # a trailing hyphen with no add-on
         ("９４５３８", None),  # full-width digits are not ASCII digits
         (None, None),
         (94538, None),
@@ -130,10 +130,23 @@ def test_it_normalises_zips(raw, expected):
         ("02139 4307", "02139-4307"),
         ("945366", None),
         ("9453x", None),
+        ("94536-", "94536"),
+        ("2139-0000", "02139-0000"),
+        ("CA 94536", "94536"),
+        ("ZIP: 94536", "94536"),
+        ("123 Main St, Fremont, CA 94536-1234", "94536-1234"),
+        ("10001 Mission Blvd, Fremont, CA", None),  # a street number is no ZIP
+        ("O2139", None),  # a letter O is not read as a zero
+        ("M5V 3L9", None),
     ],
 )
 def test_it_cleans_a_zip_into_its_stored_form(raw, stored):
     assert clean_zip(raw) == stored
+
+
+def test_swapped_latitude_and_longitude_is_not_a_place():
+    assert not is_plausible(Point(-73.99, 40.75))  # Manhattan, swapped: Antarctica
+    assert is_plausible(Point(-14.28, -170.70))  # American Samoa
 
 
 def test_a_restored_zip_that_does_not_exist_is_still_unplaced():

@@ -32,6 +32,18 @@ DEFAULT_DISTANCE_PROVIDER = "vanpools.geo.OfflineDistanceProvider"
 # ASCII digits only: \d would also accept Arabic-Indic or full-width digits,
 # which no ZIP table knows. ZIP+4 may come with or without its hyphen.
 _ZIP_RE = re.compile(r"([0-9]{5})(?:-?[0-9]{4})?")
+SOUTHERNMOST_LATITUDE = -15.0
+# "CA 94536", "ZIP: 94536", "…, Fremont, CA 94536-1234": a ZIP after a state
+# code or a label, at the end of the text, is the ZIP whatever came before.
+_STATES = (
+    "AL AK AZ AR CA CO CT DE DC FL GA HI ID IL IN IA KS KY LA ME MD MA MI MN MS MO MT NE NV "
+    "NH NJ NM NY NC ND OH OK OR PA RI SC SD TN TX UT VT VA WA WV WI WY PR GU VI AS MP AA AE AP"
+)
+_LABELLED_ZIP = re.compile(
+    rf"(?:^|[\s,])(?:zip(?:\s*code)?|{'|'.join(_STATES.split())})\.?[\s:#]*"
+    r"(?P<zip>[0-9]{3,5}(?:\s*-?\s*[0-9]{4})?-?)\s*$",
+    re.IGNORECASE,
+)
 # 3-4 digits (a ZIP) or 8 (a ZIP+4) once a spreadsheet has dropped leading zeros.
 _DROPPED_ZEROS = re.compile(r"[0-9]{3,4}|[0-9]{8}")
 
@@ -48,25 +60,37 @@ def haversine_miles(a: Point, b: Point) -> float:
 
 
 def is_plausible(point: Point) -> bool:
-    """A real place: finite, in range, and not (0, 0), which data uses for "no location"."""
+    """A real place a US program serves: finite, in range, not (0, 0) ("no location").
+
+    Nothing it serves lies south of 15°S (American Samoa is the southernmost);
+    a point there is almost always a US location with latitude and longitude
+    swapped (lat -74, lng 40.7 is Manhattan), which must not be measured.
+    """
     lat, lng = point.lat, point.lng
     if not (math.isfinite(lat) and math.isfinite(lng)):
         return False
-    return -90 <= lat <= 90 and -180 <= lng <= 180 and (lat, lng) != (0, 0)
+    in_range = -90 <= lat <= 90 and -180 <= lng <= 180
+    return in_range and lat >= SOUTHERNMOST_LATITUDE and (lat, lng) != (0, 0)
 
 
 def clean_zip(raw: str | None) -> str | None:
     """A US ZIP as it should be stored, ``02139`` or ``02139-4307``; None if it is not one.
 
-    Restores what spreadsheets do to ZIPs read as numbers: the leading zeros
-    of New England, New Jersey and Puerto Rico ZIPs (``2139`` → ``02139``,
+    Reads a ZIP after a state code or label at the end of the text ("CA
+    94536", "ZIP 94536", a whole address ending "…, CA 94536") and drops a
+    trailing hyphen. Restores what spreadsheets do to ZIPs read as numbers: the
+    leading zeros of New England, New Jersey and Puerto Rico ZIPs (``2139`` → ``02139``,
     ``601`` → ``00601``, ``21394307`` → ``02139-4307``), a ZIP+4 without its
     hyphen, and stray whitespace. The importer stores this; the location check
     reads any stored value through it too.
     """
     if not isinstance(raw, str):
         return None
-    value = "".join(raw.split())
+    labelled = _LABELLED_ZIP.search(raw)
+    value = "".join((labelled["zip"] if labelled else raw).split()).rstrip("-")
+    head, _, tail = value.partition("-")
+    if tail and re.fullmatch(r"[0-9]{3,4}", head):
+        value = head.zfill(5) + tail  # "2139-0000"
     if _DROPPED_ZEROS.fullmatch(value):
         value = value.zfill(5 if len(value) < 5 else 9)
     match = _ZIP_RE.fullmatch(value)
