@@ -326,7 +326,7 @@ def claim_expired_deadline(case: Case, now: dt.datetime) -> bool:
     return (
         Case.objects.filter(
             pk=case.pk,
-            status=Status.PENDING_REPLY,
+            status__in=(Status.PENDING_REPLY, Status.HITL_REVIEW),
             reply_deadline__isnull=False,
             reply_deadline__lte=now,
         ).update(reply_deadline=None, updated_at=now)

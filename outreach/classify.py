@@ -28,6 +28,9 @@ REPLY_LANGUAGES = ["en", "es"]
 # The rules' confidence only reaches 1.0 once the winning bucket has this much
 # evidence: one clear phrase ("I moved", "got it") is enough, a lone "ok" is not.
 STRONG_EVIDENCE = 2.0
+# Replies whose readings lead to the same action: an update re-audits the
+# failed checks, an acknowledgment every check; either way the record decides.
+SAME_ACTION = frozenset({"update", "acknowledgment"})
 
 
 class ReplyClassification(BaseModel):
@@ -347,6 +350,10 @@ def classify_by_rules(body: str, subject: str = "") -> ReplyClassification:
     reasoning = f"Rules: {top} ({scores[top]:.1f}, from {', '.join(hits[top][:4])!s})" + (
         f" over {runner_up} ({scores[runner_up]:.1f})." if scores[runner_up] else "."
     )
+    if {top, runner_up} == SAME_ACTION and not scores["escalation"]:
+        # Torn between update and acknowledgment only: both re-audit at once,
+        # so there is nothing for a person to choose between.
+        return _labelled(top, confidence, f"{reasoning} Either reading re-audits.", settled=True)
     return _labelled(top, confidence, reasoning)
 
 
@@ -379,8 +386,11 @@ def _confidence(top: float, runner_up: float) -> float:
     return round((0.5 + 0.5 * margin) * (0.5 + 0.5 * strength), 3)
 
 
-def _labelled(bucket: Bucket, confidence: float, reasoning: str) -> ReplyClassification:
-    hitl = bucket == "escalation" or confidence < settings.REPLY_CONFIDENCE_THRESHOLD
+def _labelled(
+    bucket: Bucket, confidence: float, reasoning: str, *, settled: bool = False
+) -> ReplyClassification:
+    unsure = confidence < settings.REPLY_CONFIDENCE_THRESHOLD and not settled
+    hitl = bucket == "escalation" or unsure
     return ReplyClassification(bucket=bucket, confidence=confidence, reasoning=reasoning, hitl=hitl)
 
 

@@ -377,9 +377,11 @@ def reaudit(
     if case.status == Status.CLOSED:
         return "resolved"
     if case.status == Status.HITL_REVIEW and (
-        outcome.status == "unknown" or not _only_readings_pending(case)
+        outcome.status == "unknown" or trigger == "timeout" or not _only_readings_pending(case)
     ):
-        return "needs_decision"  # a person rules first (an unknown check, a draft)
+        # A person rules first (an unknown check, a draft), or is reading a
+        # reply: nothing goes to pre_cancel under them.
+        return "needs_decision"
     if trigger == "timeout" or case.reaudit_count > settings.MAX_REAUDITS:
         enter_pre_cancel(case, why=_pre_cancel_reason(case, trigger))
         return "pre_cancel"
@@ -489,11 +491,19 @@ def process_timeouts(now: datetime | None = None) -> dict[str, int]:
 
 
 def _expired_cases(now: datetime) -> list[Case]:
-    return list(
-        Case.objects.filter(status=Status.PENDING_REPLY, reply_deadline__lte=now)
-        .select_related("vanpool")
-        .order_by("reply_deadline", "pk")
+    """Waiting cases past their deadline, and those a person is only asked to read.
+
+    A case waiting on a label for a reply still gets its deadline re-audit, so
+    a silent fix closes it; a failing one waits for the person, never goes to
+    ``pre_cancel`` under them.
+    """
+    waiting = Case.objects.filter(status=Status.PENDING_REPLY, reply_deadline__lte=now)
+    reading = Case.objects.filter(status=Status.HITL_REVIEW, reply_deadline__lte=now).exclude(
+        pk__in=PendingAction.objects.filter(status=PendingAction.Status.PENDING)
+        .exclude(kind=Kind.LABEL_REPLY)
+        .values("case_id")
     )
+    return list((waiting | reading).select_related("vanpool").order_by("reply_deadline", "pk"))
 
 
 def _time_out(case: Case, now: datetime) -> str:

@@ -466,6 +466,44 @@ def test_after_three_failing_reaudits_the_next_failure_goes_to_pre_cancel(
     assert (case.status, case.reaudit_count) == (Status.PRE_CANCEL, 4)
 
 
+def test_a_silent_fix_closes_a_case_at_the_deadline_while_a_reply_waits_for_a_label(
+    case, van, run, _frozen_time
+):
+    far = far_rider(van)
+    deliver(run, reply(case, far, "hmm"))
+    fix_home(far)
+    _frozen_time.shift(dt.timedelta(days=7, minutes=1))
+    assert run(process_timeouts)["resolved"] == 1
+    case.refresh_from_db()
+    assert (case.status, case.outcome) == (Status.CLOSED, Case.Outcome.RESOLVED)
+    assert PendingAction.objects.get(kind="label_reply").status == "superseded"
+
+
+def test_at_the_deadline_a_failing_case_with_a_reply_to_read_waits_for_the_person(
+    case, van, run, _frozen_time, coordinator
+):
+    deliver(run, reply(case, far_rider(van), "hmm"))
+    _frozen_time.shift(dt.timedelta(days=7, minutes=1))
+    run(process_timeouts)
+    case.refresh_from_db()
+    assert (case.status, case.reaudit_count) == (Status.HITL_REVIEW, 1)
+    assert not PendingAction.objects.filter(kind="cancel_membership").exists()
+    assert run(process_timeouts)["timeouts"] == 0  # the deadline was taken once
+    label = PendingAction.objects.get(kind="label_reply")
+    run(decisions.approve, label, by=coordinator, edits={"bucket": "question"})
+    case.refresh_from_db()
+    assert case.status == Status.PENDING_REPLY
+    assert case.reply_deadline == timezone.now() + dt.timedelta(days=7)
+
+
+def test_a_case_whose_draft_waits_for_review_is_not_swept(case, van, run, _frozen_time):
+    deliver(run, reply(case, far_rider(van), "This is harassment. I'm contacting my lawyer."))
+    _frozen_time.shift(dt.timedelta(days=7, minutes=1))
+    assert run(process_timeouts)["timeouts"] == 0
+    case.refresh_from_db()
+    assert (case.status, case.reaudit_count) == (Status.HITL_REVIEW, 0)
+
+
 def test_a_reminder_goes_once_before_the_deadline(case, van, run, _frozen_time):
     _frozen_time.shift(dt.timedelta(days=5, hours=1))
     assert run(process_timeouts)["reminders"] == 1
