@@ -29,7 +29,14 @@ and the opening-hours parsers read dates or OSM syntax, not these.
 
 import re
 
-from vanpools.schedules import WEEKDAYS, DaySpan, ScheduleError, parse_compact_weekly, parse_weekly
+from vanpools.schedules import (
+    WEEKDAYS,
+    DaySpan,
+    ScheduleError,
+    minutes_of_day,
+    parse_compact_weekly,
+    parse_weekly,
+)
 
 MIN_SHIFT_MINUTES = 60
 MAX_SHIFT_MINUTES = 16 * 60
@@ -105,7 +112,11 @@ def read_schedule_text(text: str) -> list[DaySpan]:
     except ScheduleError:
         spans = _read_words(text)
     for span in spans:
-        _plausible(_minutes(span.start), _minutes(span.end), f"{span.day} {span.start}-{span.end}")
+        _plausible(
+            minutes_of_day(span.start),
+            minutes_of_day(span.end),
+            f"{span.day} {span.start}-{span.end}",
+        )
     return spans
 
 
@@ -118,11 +129,6 @@ def _read_words(text: str) -> list[DaySpan]:
         start, end, rest = _hours(part)
         days.extend({"day": day, "start": start, "end": end} for day in _days(rest, part))
     return parse_weekly(days)
-
-
-def _minutes(hhmm: str) -> int:
-    hours, minutes = hhmm.split(":")
-    return int(hours) * 60 + int(minutes)
 
 
 def _hours(part: str) -> tuple[str, str, str]:

@@ -115,6 +115,12 @@ def describe_weekly(spans: list[DaySpan]) -> str:
     )
 
 
+def minutes_of_day(hhmm: str) -> int:
+    """Minutes after midnight of an ``HH:MM`` time."""
+    hours, minutes = hhmm.split(":")
+    return int(hours) * 60 + int(minutes)
+
+
 def _follows(previous: str, day: str) -> bool:
     return WEEKDAYS.index(day) == WEEKDAYS.index(previous) + 1
 

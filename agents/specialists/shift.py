@@ -36,6 +36,7 @@ from vanpools.schedules import (
     Rotation,
     Span,
     format_compact_weekly,
+    minutes_of_day,
     parse_rotation,
     parse_weekly,
 )
@@ -280,13 +281,8 @@ class Tally:
 
 def clock_gap(a: str, b: str) -> int:
     """Minutes between two times of day on a 24-hour circle (23:50 and 00:10 are 20 apart)."""
-    gap = abs(_minutes(a) - _minutes(b)) % MINUTES_PER_DAY
+    gap = abs(minutes_of_day(a) - minutes_of_day(b)) % MINUTES_PER_DAY
     return min(gap, MINUTES_PER_DAY - gap)
-
-
-def _minutes(hhmm: str) -> int:
-    hours, minutes = hhmm.split(":")
-    return int(hours) * 60 + int(minutes)
 
 
 def compare_day(day: dt.date, rider: Span, van: Span, tolerance: int) -> DayCheck:
