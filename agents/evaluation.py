@@ -292,9 +292,7 @@ def _check_case(case: Any) -> None:
     if case["kind"] == "shift":
         dt.date.fromisoformat(case.get("audit_date", DEFAULT_AUDIT_DATE))
     for rider in riders:
-        if not isinstance(rider.get("pto", []), list):
-            raise ValueError(f"{rider['employee_id']}: pto must be a list of dates")
-        _leave_spans(rider.get("pto", []))
+        _check_pto(rider)
 
 
 def _check_reply_case(case: dict[str, Any]) -> None:
@@ -567,11 +565,31 @@ def _store_shift(shift: dict[str, Any] | None, number: int, index: int) -> Shift
     )
 
 
-def _leave_spans(entries: list[str]) -> list[tuple[dt.date, dt.date]]:
+def _check_pto(rider: dict[str, Any]) -> None:
+    try:
+        _leave_spans(rider.get("pto", []))
+    except ValueError as error:
+        raise ValueError(f"{rider.get('employee_id', 'a rider')}: {error}") from None
+
+
+def _leave_spans(entries: object) -> list[tuple[dt.date, dt.date]]:
+    """Leave as written in a set: one date or ``start..end`` range, or a list of them."""
+    if isinstance(entries, str):
+        entries = [entries]
+    if not isinstance(entries, list):
+        raise ValueError("pto must be a date, a 'start..end' range, or a list of them")
     spans = []
     for entry in entries:
-        start, _, end = str(entry).partition("..")
-        spans.append((dt.date.fromisoformat(start), dt.date.fromisoformat(end or start)))
+        start, _, end = (part.strip() for part in str(entry).partition(".."))
+        try:
+            span = (dt.date.fromisoformat(start), dt.date.fromisoformat(end or start))
+        except ValueError:
+            raise ValueError(
+                f"pto entry {entry!r} is not a date (YYYY-MM-DD) or a range (date..date)"
+            ) from None
+        if span[1] < span[0]:
+            raise ValueError(f"pto entry {entry!r} ends before it starts")
+        spans.append(span)
     return spans
 
 
@@ -627,7 +645,7 @@ def check_lifecycle_case(case: dict[str, Any]) -> None:
             raise ValueError(f"{rider['employee_id']}: shift {rider['shift']!r} is not in shifts")
         if "home_zip" not in rider:
             raise ValueError(f"{rider['employee_id']}: home_zip is required")
-        _leave_spans(rider.get("pto", []))
+        _check_pto(rider)
         ids.append(rider["employee_id"])
     if len(set(ids)) != len(ids):
         raise ValueError("an employee_id appears twice in program.riders")

@@ -182,6 +182,43 @@ def test_a_bad_scenario_is_refused_with_its_line(tmp_path, change, message):
         call_command("evaluate", str(write(tmp_path, {**case, **change})))
 
 
+@pytest.mark.parametrize(
+    ("pto", "message"),
+    [
+        ("2026-11-2", r"line 1: EMP-1: pto entry '2026-11-2' is not a date"),
+        (["2026-11-30..2026-11-23"], "ends before it starts"),
+        ({"from": "2026-11-23"}, "pto must be a date, a 'start..end' range, or a list"),
+    ],
+)
+def test_bad_leave_in_a_scenario_names_the_rider_and_the_entry(tmp_path, pto, message):
+    riders = [{"employee_id": "EMP-1", "home_zip": "94587", "shift": "DAY", "pto": pto}]
+    expected = {"status": "none", "human_decisions": 0}
+    case = scenario([{"at": "+0d", "do": "audit"}], expected, riders=riders)
+    with pytest.raises(CommandError, match=message):
+        call_command("evaluate", str(write(tmp_path, case)))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_leave_may_be_one_range_written_without_a_list(tmp_path):
+    night = {"employee_id": "EMP-2", "home_zip": "94587", "shift": "NIGHT"}
+    riders = [{"employee_id": "EMP-1", "home_zip": "94587", "shift": "DAY"}, night]
+    shifts = {"DAY": DAY, "NIGHT": "Mon-Fri 22:00-06:30"}
+    expected = {"status": "none", "human_decisions": 0}
+    away = {**night, "pto": "2026-11-23..2026-11-29"}  # the whole audit window
+    working, on_leave = run(
+        tmp_path,
+        scenario([{"at": "+0d", "do": "audit"}], expected, riders=riders, shifts=shifts),
+        scenario(
+            [{"at": "+0d", "do": "audit"}],
+            expected,
+            riders=[riders[0], away],
+            shifts=shifts,
+            sid="s-2",
+        ),
+    ).results
+    assert (working.got["status"], on_leave.got["status"]) == ("pending_reply", "none")
+
+
 def test_the_shipped_set_covers_the_issue_and_meets_the_cancel_precision_target():
     cases = read_cases(LIFECYCLE)
     assert len(cases) >= 40

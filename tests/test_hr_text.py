@@ -2,7 +2,7 @@
 
 import pytest
 
-from vanpools.hr_text import read_schedule_text
+from vanpools.hr_text import AmbiguousHours, read_schedule_readings, read_schedule_text
 from vanpools.schedules import ScheduleError, describe_weekly
 
 
@@ -31,6 +31,22 @@ from vanpools.schedules import ScheduleError, describe_weekly
         ("Mon–Fri, 07.00–15.30", "Mon–Fri 07:00–15:30"),
         ("Mon-Thu 06:00-16:30 (4x10)", "Mon–Thu 06:00–16:30"),
         ("12-hr nights Sun/Mon/Tue 1800-0630", "Mon/Tue 18:00–06:30, Sun 18:00–06:30"),
+        ("0600 to 1430 hrs Mon thru Fri", "Mon–Fri 06:00–14:30"),
+        ("Tu/Th 8-5 (am-pm)", "Tue 08:00–17:00, Thu 08:00–17:00"),
+        ("Weekdays 7 AM – 3:30 PM PST", "Mon–Fri 07:00–15:30"),
+        ("M,T,W,Th,F 0700-1530", "Mon–Fri 07:00–15:30"),
+        ("Mon.–Fri. 7h00–15h30", "Mon–Fri 07:00–15:30"),
+        ("days: 07:00→15:30 (Mon–Fri)", "Mon–Fri 07:00–15:30"),
+        ("lunes a viernes de 7:00 a 15:30", "Mon–Fri 07:00–15:30"),
+        ("lunes a viernes, turno de noche de 22:00 a 6:30", "Mon–Fri 22:00–06:30"),
+        ("Montag bis Freitag 6:00–14:30 Uhr", "Mon–Fri 06:00–14:30"),
+        ("Mon to Thu, 7:00 a.m. – 5:30 p.m. (4/10s, Fridays off)", "Mon–Thu 07:00–17:30"),
+        ("07.00–15.30 Mon to Fri (half-hour lunch at 11)", "Mon–Fri 07:00–15:30"),
+        ("Mon-Fri 7am-3:30pm, 30 min unpaid lunch", "Mon–Fri 07:00–15:30"),
+        ("Weekdays – seven to three-thirty, a.m. to p.m.", "Mon–Fri 07:00–15:30"),
+        ("Sat & Sun 7:00 a.m.–3:30 p.m. only", "Sat/Sun 07:00–15:30"),
+        ("Sundays and Mondays 6am-2pm", "Mon 06:00–14:00, Sun 06:00–14:00"),
+        ("Monday-Friday, 6:30-15:00", "Mon–Fri 06:30–15:00"),
     ],
 )
 def test_it_reads_the_common_ways_hr_writes_a_week(text, read):
@@ -41,6 +57,14 @@ def test_a_night_shift_in_words_crosses_midnight():
     spans = read_schedule_text("Sun thru Thu 10pm-6:30am")
     assert [span.day for span in spans] == ["Mon", "Tue", "Wed", "Thu", "Sun"]
     assert (spans[0].start, spans[0].end, spans[0].crosses_midnight) == ("22:00", "06:30", True)
+
+
+def test_hours_without_am_pm_keep_every_plausible_reading():
+    with pytest.raises(AmbiguousHours) as raised:
+        read_schedule_text("9 to 5, Monday to Friday")
+    readings = [describe_weekly(reading) for reading in raised.value.readings]
+    assert readings == ["Mon–Fri 09:00–17:00", "Mon–Fri 21:00–05:00"]
+    assert len(read_schedule_readings("Mon-Fri 7-15:30")) == 1  # 19:00-15:30 is not a shift
 
 
 def test_an_unwritten_meridiem_takes_the_shorter_shift():
@@ -54,8 +78,12 @@ def test_an_unwritten_meridiem_takes_the_shorter_shift():
         ("varies week to week, see supervisor", "one range of hours"),
         ("on call", "one range of hours"),
         ("2 weeks on, 2 weeks off", "one range of hours"),
-        ("Mon-Fri 7-4", "without am/pm"),
-        ("Mon-Fri 7:00-3:30", "20h30 shift is not plausible"),
+        ("Mon-Fri 7-4", "without am/pm read as Mon–Fri 07:00–16:00 or Mon–Fri 19:00–04:00"),
+        ("Mon-Fri 7:00-3:30", "without am/pm"),
+        ("Mon-Fri 10:00-8:00", "without am/pm"),
+        ("Mon-Fri 07:00-03:30", "20h30 shift is not plausible"),
+        ("Mon-Thu 7am-5:30pm, Thursdays off", "Thu both worked and off"),
+        ("Mon-Fri 7am-3pm MT", "'mon-fri mt' is not a day"),
         ("T-F 7am-3pm", "'t-f' is not a day"),
         ("MT 9am-1pm", "could be Tuesday or Thursday"),
         ("Mon-Thu 6-4:30 (4x10)", "without am/pm"),

@@ -341,6 +341,32 @@ def test_it_leaves_unreadable_free_text_unknown():
     assert "EMP-1164 has shift FLEX written as free text" in result.reasoning
 
 
+def test_hours_without_am_pm_fail_when_every_reading_misses_the_van():
+    # "9 to 5" is 09:00-17:00 or 21:00-05:00; an early van fits neither.
+    early = weekly(WEEKDAYS, "05:30", "14:00")
+    text = shift("HR", text="9 to 5, Monday to Friday")
+    result = check_shift(van(rider("EMP-1", text), schedule=early), MONDAY)
+    assert result.rider_verdicts() == {"EMP-1": "fail"}
+    assert "read as Mon–Fri 09:00–17:00 or Mon–Fri 21:00–05:00" in result.reasoning
+    assert "each reading fails" in summary(result, "EMP-1").note
+    assert result.confidence == 3  # text (−1) and two readings (−1)
+
+
+def test_hours_without_am_pm_stay_unknown_when_the_readings_disagree():
+    text = shift("HR", text="Mon-Fri 7:00-3:30")  # 07:00-15:30 fits the day van, 19:00-03:30 not
+    result = check_shift(van(rider("EMP-1", text), rider("EMP-2", shift("DAY", DAY))), MONDAY)
+    assert result.rider_verdicts() == {"EMP-1": "unknown", "EMP-2": "pass"}
+    (item,) = [e for e in result.evidence if isinstance(e, UnknownEvidence)]
+    assert item.value == "Mon-Fri 7:00-3:30"
+    assert "Mon–Fri 07:00–15:30 would pass, Mon–Fri 19:00–03:30 would fail" in item.reason
+
+
+def test_hours_read_two_ways_cast_no_vote_for_the_majority_shift():
+    ambiguous = [rider(f"EMP-{n}", shift("HR", text="M-F 7:00-3:30")) for n in (1, 2, 3)]
+    result = check_shift(van(*ambiguous, rider("EMP-9", shift("DAY", DAY)), schedule=None), MONDAY)
+    assert "majority shift, Day, 1 of 4 riders" in result.reasoning
+
+
 def test_it_leaves_a_rider_with_no_shift_unknown():
     result = check_shift(van(rider("EMP-1", None)), MONDAY)
     assert result.verdict == "unknown"

@@ -27,12 +27,15 @@ Written by hand: no maintained library reads HR schedule phrases; dateparser
 and the opening-hours parsers read dates or OSM syntax, not these.
 """
 
+import itertools
 import re
+import unicodedata
 
 from vanpools.schedules import (
     WEEKDAYS,
     DaySpan,
     ScheduleError,
+    describe_weekly,
     minutes_of_day,
     parse_compact_weekly,
     parse_weekly,
@@ -43,6 +46,21 @@ MAX_SHIFT_MINUTES = 16 * 60
 
 _DAY_WORDS: dict[str, str] = {
     **{day.lower(): day for day in WEEKDAYS},
+    # Spanish and German, as bilingual HR exports write them (accents folded).
+    **dict.fromkeys(("lunes", "lun"), "Mon"),
+    **dict.fromkeys(("martes",), "Tue"),
+    **dict.fromkeys(("miercoles", "mie"), "Wed"),
+    **dict.fromkeys(("jueves", "jue"), "Thu"),
+    **dict.fromkeys(("viernes", "vie"), "Fri"),
+    **dict.fromkeys(("sabado", "sab"), "Sat"),
+    **dict.fromkeys(("domingo", "dom"), "Sun"),
+    **dict.fromkeys(("montag",), "Mon"),
+    **dict.fromkeys(("dienstag",), "Tue"),
+    **dict.fromkeys(("mittwoch",), "Wed"),
+    **dict.fromkeys(("donnerstag",), "Thu"),
+    **dict.fromkeys(("freitag",), "Fri"),
+    **dict.fromkeys(("samstag",), "Sat"),
+    **dict.fromkeys(("sonntag",), "Sun"),
     "monday": "Mon",
     "tuesday": "Tue",
     "wednesday": "Wed",
@@ -81,13 +99,15 @@ _DAY_SETS: dict[str, tuple[str, ...]] = {
 
 _TIME = (
     r"(?:(?P<{n}h>\d{{1,2}}?)(?:[:.]?(?P<{n}m>\d{{2}}))?\s*(?P<{n}ap>a\.?m?\.?|p\.?m?\.?)(?![a-z])"
-    r"|(?P<{n}h24>\d{{1,2}})[:.](?P<{n}m24>\d{{2}})"
+    r"|(?P<{n}h24>\d{{1,2}})[:.h](?P<{n}m24>\d{{2}})"
     r"|(?P<{n}mil>\d{{4}})"
     r"|(?P<{n}word>noon|midnight)"
     r"|(?P<{n}bare>\d{{1,2}})(?![\d:]))"
 )
 _RANGE = re.compile(
-    _TIME.format(n="s") + r"\s*(?:-|to|until|till)\s*" + _TIME.format(n="e"),
+    _TIME.format(n="s")
+    + r"\s*(?:-|to|until|till|thru|through|a|bis|hasta)\s*"
+    + _TIME.format(n="e"),
     re.IGNORECASE,
 )
 # "4x10", "4/10s", "3x12": days × hours, a name for the pattern the days and
@@ -100,53 +120,157 @@ _FILLER = re.compile(
     r"\b(?:(?:day|night|swing|evening|morning|graveyard|early|late|first|second|third|"
     r"1st|2nd|3rd)\s+shift|schedule|from|every|on|at|hours|shift|"
     # A word for the time of day the hours already give: "nights 10pm-6:30am".
-    r"nights?|days|evenings?|mornings?|afternoons?|overnights?|swing|graveyard)\b|[().:]"
+    r"nights?|days|evenings?|mornings?|afternoons?|overnights?|swing|graveyard|hrs|only|"
+    # Spanish and German fillers ("turno de noche de 22:00 a 6:30", "6:00-14:30 Uhr").
+    r"de|del|turno|noches?|tardes?|mananas?|uhr|"
+    # A time zone says where the clock is, not when the shift is ("MT" is left: Mon-Tue?).
+    r"[pmce][sd]t|ak[sd]t|h[sd]t|local time|local)\b|[().:]"
 )
-_DAY_RANGE = re.compile(r"^(?P<first>[a-z]+)\s*(?:-|through|thru|to)\s*(?P<last>[a-z]+)$")
+_DAY_RANGE = re.compile(
+    r"^(?P<first>[a-z]+)\s*(?:-|through|thru|to|a|al|bis|hasta)\s*(?P<last>[a-z]+)$"
+)
+
+
+class AmbiguousHours(ScheduleError):
+    """Hours written without am/pm that read plausibly more than one way ("9 to 5").
+
+    ``readings`` holds every plausible week, so a check can still decide when
+    all of them lead to the same verdict, and refuse only when they disagree.
+    """
+
+    def __init__(self, message: str, readings: list[list[DaySpan]]) -> None:
+        super().__init__(message)
+        self.readings = readings
+
+
+MAX_READINGS = 4
 
 
 def read_schedule_text(text: str) -> list[DaySpan]:
-    """Weekly spans from HR's text; raises ScheduleError naming what could not be read."""
+    """Weekly spans from HR's text; raises ScheduleError naming what could not be read.
+
+    Raises AmbiguousHours (a ScheduleError) when the text has several plausible readings.
+    """
+    readings = read_schedule_readings(text)
+    if len(readings) > 1:
+        shown = " or ".join(describe_weekly(reading) for reading in readings)
+        raise AmbiguousHours(f"'{text.strip()}': hours without am/pm read as {shown}", readings)
+    return readings[0]
+
+
+def read_schedule_readings(text: str) -> list[list[DaySpan]]:
+    """Every plausible reading of HR's text: one when clear, more when only am/pm is missing."""
     try:
-        spans = parse_compact_weekly(text)
+        readings = [parse_compact_weekly(text)]
     except ScheduleError:
-        spans = _read_words(text)
-    for span in spans:
-        _plausible(
-            minutes_of_day(span.start),
-            minutes_of_day(span.end),
-            f"{span.day} {span.start}-{span.end}",
-        )
-    return spans
+        readings = _read_words(text)
+    else:
+        if not all(_is_plausible(*_minutes(span)) for span in readings[0]):
+            # "Mon-Fri 7:00-3:30" is compact in shape but not 24-hour in intent.
+            readings = _read_words(text)
+    for spans in readings:
+        for span in spans:
+            _plausible(*_minutes(span), f"{span.day} {span.start}-{span.end}")
+    return readings
 
 
-def _read_words(text: str) -> list[DaySpan]:
+def _minutes(span: DaySpan) -> tuple[int, int]:
+    return minutes_of_day(span.start), minutes_of_day(span.end)
+
+
+def _read_words(text: str) -> list[list[DaySpan]]:
     parts = [part.strip() for part in re.split(r"[;\n]", text) if part.strip()]
     if not parts:
         raise ScheduleError("no days given")
-    days: list[dict[str, str]] = []
+    read: list[tuple[list[tuple[str, str]], list[str]]] = []
     for part in parts:
-        start, end, rest = _hours(part)
-        days.extend({"day": day, "start": start, "end": end} for day in _days(rest, part))
-    return parse_weekly(days)
+        hours, rest = _hours(part)
+        read.append((hours, _days(rest, part)))
+    combinations = list(itertools.product(*(hours for hours, _ in read)))
+    if len(combinations) > MAX_READINGS:
+        raise ScheduleError(f"'{text.strip()}': too many ways to read the hours; add am/pm")
+    return [
+        parse_weekly(
+            [
+                {"day": day, "start": start, "end": end}
+                for (start, end), (_, days) in zip(chosen, read, strict=True)
+                for day in days
+            ]
+        )
+        for chosen in combinations
+    ]
 
 
-def _hours(part: str) -> tuple[str, str, str]:
-    text = part.lower().replace("–", "-").replace("—", "-")
-    text = _PATTERN_NAME.sub(" ", text)
+def _hours(part: str) -> tuple[list[tuple[str, str]], str]:
+    """The part's plausible (start, end) readings, and the words left for the days."""
+    text = _prepared(part)
+    marks, text = _meridiem_pair(text)
     found = list(_RANGE.finditer(text))
     if len(found) != 1:
         raise ScheduleError(f"'{part}': expected one range of hours, e.g. 7am-3:30pm")
     match = found[0]
     start, end = _time(match, "s", part), _time(match, "e", part)
-    start, end = _settle_meridiem(start, end, part)
+    if marks:
+        start, end = _marked(start, marks[0], part), _marked(end, marks[1], part)
+    readings = _plausible_readings(start, end, part)
     rest = text[: match.start()] + " " + text[match.end() :]
-    return _clock(start), _clock(end), rest
+    return [(_clock(first), _clock(last)) for first, last in readings], rest
 
 
-# A time read from text: minutes past midnight (the morning reading for a bare
-# hour), and whether a meridiem was written ("am"/"pm"), the time is 24-hour
-# (None), or it is a bare 1-12 hour ("?", as in "9-5pm").
+def _prepared(part: str) -> str:
+    """One spelling of the part: lower case, accents, dashes and arrows folded, notes removed."""
+    text = "".join(
+        c for c in unicodedata.normalize("NFKD", part.lower()) if not unicodedata.combining(c)
+    )
+    text = re.sub(r"[\u2013\u2014\u2212\u2192]|->", "-", text)
+    # A meal break inside the shift moves neither end of it.
+    text = _LUNCH.sub(" ", text)
+    text = _NUMBER_WORDS.sub(_number, text)
+    return _PATTERN_NAME.sub(" ", text)
+
+
+_LUNCH = re.compile(
+    r"\([^()]*\b(?:lunch|break|meal|almuerzo|comida|pause)\b[^()]*\)"
+    r"|,?\s*(?:with\s+)?(?:an?\s+)?(?:\d+\s*-?\s*(?:min(?:ute)?s?|hrs?|hours?)|half[- ]hour|"
+    r"one[- ]hour)\s+(?:unpaid\s+|paid\s+)?(?:lunch|break|meal)(?:\s+break)?\b"
+)
+_HOUR_WORDS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
+_HOUR_WORDS += ("eleven", "twelve")
+_NUMBER_WORDS = re.compile(
+    r"\b(?P<hour>" + "|".join(_HOUR_WORDS) + r")(?:[- ](?P<minutes>fifteen|thirty|forty[- ]five)"
+    r"|\s+o'?clock)?\b"
+)
+_MINUTE_WORDS = {"fifteen": 15, "thirty": 30, "forty five": 45, "forty-five": 45}
+
+
+def _number(match: re.Match[str]) -> str:
+    """ "seven" → "7", "three-thirty" → "3:30": hours HR spelled out."""
+    hour = _HOUR_WORDS.index(match["hour"]) + 1
+    minutes = match["minutes"]
+    return f"{hour}:{_MINUTE_WORDS[minutes]:02d}" if minutes else str(hour)
+
+
+# "8-5 (am-pm)", "seven to three-thirty, a.m. to p.m.": the meridiems written
+# once for both ends, apart from the hours.
+_MERIDIEM_PAIR = re.compile(
+    r"(?<![\d:])(?<![\d:] )\(?\s*\b(?P<first>[ap])\.?m\.?\s*(?:-|to|/)\s*(?P<last>[ap])\.?m\.?"
+    r"(?![a-z])\s*\)?"
+)
+
+
+def _meridiem_pair(text: str) -> tuple[tuple[str, str] | None, str]:
+    found = list(_MERIDIEM_PAIR.finditer(text))
+    if len(found) != 1:
+        return None, text
+    match = found[0]
+    marks = (f"{match['first']}m", f"{match['last']}m")
+    return marks, text[: match.start()] + " " + text[match.end() :]
+
+
+# A time read from text: minutes past midnight (the morning reading for an
+# hour that could be either), and whether a meridiem was written ("am"/"pm"),
+# the time is fixed 24-hour (None: "15:30", "07:00", "0700"), or it could be
+# either half of the day ("?": a bare "9", or "7:00"/"3:30" with no leading zero).
 _Reading = tuple[int, str | None]
 
 
@@ -158,8 +282,11 @@ def _time(match: re.Match[str], n: str, part: str) -> _Reading:
         hours, minutes = int(match[f"{n}mil"][:2]), int(match[f"{n}mil"][2:])
         return _checked(hours, minutes, 23, part), None
     if match[f"{n}h24"]:
-        hours, minutes = int(match[f"{n}h24"]), int(match[f"{n}m24"])
-        return _checked(hours, minutes, 23, part), None
+        written = match[f"{n}h24"]
+        hours, minutes = int(written), int(match[f"{n}m24"])
+        either = not written.startswith("0") and 1 <= hours <= 12
+        minute = _checked(hours % 12 if either else hours, minutes, 23, part)
+        return minute, ("?" if either else None)
     if match[f"{n}bare"]:
         hours = int(match[f"{n}bare"])
         if not 1 <= hours <= 12:
@@ -172,35 +299,48 @@ def _time(match: re.Match[str], n: str, part: str) -> _Reading:
     return _checked(hours % 12, minutes, 11, part) + (12 * 60 if meridiem == "pm" else 0), meridiem
 
 
+def _marked(reading: _Reading, meridiem: str, part: str) -> _Reading:
+    minute, mark = reading
+    if mark != "?":
+        raise ScheduleError(f"'{part}': am/pm written twice for one time")
+    return minute + (12 * 60 if meridiem == "pm" else 0), meridiem
+
+
 def _checked(hours: int, minutes: int, top: int, part: str) -> int:
     if hours > top or minutes > 59:
         raise ScheduleError(f"'{part}': {hours}:{minutes:02d} is not a time of day")
     return hours * 60 + minutes
 
 
-def _settle_meridiem(start: _Reading, end: _Reading, part: str) -> tuple[int, int]:
+def _plausible_readings(start: _Reading, end: _Reading, part: str) -> list[tuple[int, int]]:
     (first, first_mark), (last, last_mark) = start, end
     written = ("am", "pm")
-    if "?" in (first_mark, last_mark) and not (
-        (first_mark == "?" and last_mark in written) or (last_mark == "?" and first_mark in written)
-    ):
-        raise ScheduleError(f"'{part}': hours without am/pm; write 7am-4pm or 07:00-16:00")
-    if first_mark == "?":
+    if first_mark == "?" and last_mark in written:
         # "9-5pm": the start's meridiem is unwritten; the shorter shift is meant.
-        first = min((first, first + 720), key=lambda s: _length(s, last))
-    elif last_mark == "?":
-        last = min((last, last + 720), key=lambda e: _length(first, e))
-    return first, last
+        return [(min((first, first + 720), key=lambda s: _length(s, last)), last)]
+    if last_mark == "?" and first_mark in written:
+        return [(first, min((last, last + 720), key=lambda e: _length(first, e)))]
+    starts = (first, first + 720) if first_mark == "?" else (first,)
+    ends = (last, last + 720) if last_mark == "?" else (last,)
+    readings = [(s, e) for s in starts for e in ends if _is_plausible(s, e)]
+    if not readings:
+        _plausible(first, last, part)  # raises, naming the length
+        raise ScheduleError(f"'{part}': no plausible reading of these hours")
+    return readings
 
 
 def _plausible(start: int, end: int, where: str) -> None:
     """A commute shift lasts 1 to 16 hours; anything else is a misreading to refuse."""
-    length = _length(start, end)
-    if not MIN_SHIFT_MINUTES <= length <= MAX_SHIFT_MINUTES:
+    if not _is_plausible(start, end):
+        length = _length(start, end)
         raise ScheduleError(
             f"'{where}': a {length // 60}h{length % 60:02d} shift is not plausible; "
             "write 24-hour times or am/pm"
         )
+
+
+def _is_plausible(start: int, end: int) -> bool:
+    return MIN_SHIFT_MINUTES <= _length(start, end) <= MAX_SHIFT_MINUTES
 
 
 def _length(start: int, end: int) -> int:
@@ -213,16 +353,44 @@ def _clock(minutes: int) -> str:
 
 def _days(rest: str, part: str) -> list[str]:
     rest = re.sub(r"\b(?:7 days(?: a week)?|every day)\b", " daily ", rest)
+    off, rest = _days_off(rest)
     text = " ".join(_FILLER.sub(" ", rest).split())
-    if not text:
+    if not text.strip(" ,-"):
         raise ScheduleError(f"'{part}': no days given")
-    days: list[str] = []
-    for item in re.split(r"\s*(?:,|/|&|\band\b|\+)\s*", text):
-        if item:
-            days.extend(_day_item(item, part))
+    items = [item.strip(" -") for item in re.split(r"\s*(?:,|/|&|\band\b|\+)\s*", text)]
+    items = [item for item in items if item]
+    if len(items) > 1 and "t" in items and all(item in _DAY_WORDS or item == "t" for item in items):
+        days = _letter_days(items, part)  # "M,T,W,Th,F": each T read from its neighbours
+    else:
+        days = [day for item in items for day in _day_item(item, part)]
     if len(set(days)) != len(days):
         raise ScheduleError(f"'{part}': a day is listed twice")
+    if off & set(days):
+        raise ScheduleError(f"'{part}': {', '.join(sorted(off & set(days)))} both worked and off")
     return days
+
+
+def _days_off(rest: str) -> tuple[set[str], str]:
+    """Days named as off ("Fridays off"): they must not be among the days worked."""
+    off: set[str] = set()
+
+    def drop(match: re.Match[str]) -> str:
+        day = _day_word(match[1])
+        if day is None:
+            return match[0]  # "alt off", "every other off": left for the days to refuse
+        off.add(day)
+        return " "
+
+    return off, re.sub(r"\b([a-z]+)\s+off\b", drop, rest)
+
+
+def _day_word(word: str) -> str | None:
+    """The day a word names, plural included ("Fridays"), else None."""
+    if word in _DAY_WORDS:
+        return _DAY_WORDS[word]
+    if word.endswith("s") and len(word) > 4 and word[:-1] in _DAY_WORDS:
+        return _DAY_WORDS[word[:-1]]
+    return None
 
 
 def _letter_days(letters: list[str], part: str) -> list[str]:
@@ -246,12 +414,15 @@ def _letter_days(letters: list[str], part: str) -> list[str]:
 def _day_item(item: str, part: str) -> list[str]:
     if item in _DAY_SETS:
         return list(_DAY_SETS[item])
-    if item in _DAY_WORDS:
-        return [_DAY_WORDS[item]]
+    if day := _day_word(item):
+        return [day]
     match = _DAY_RANGE.match(item)
-    if match and match["first"] in _DAY_WORDS and match["last"] in _DAY_WORDS:
-        first = WEEKDAYS.index(_DAY_WORDS[match["first"]])
-        length = (WEEKDAYS.index(_DAY_WORDS[match["last"]]) - first) % len(WEEKDAYS) + 1
+    first_day, last_day = (
+        (_day_word(match["first"]), _day_word(match["last"])) if match else (None, None)
+    )
+    if first_day and last_day:
+        first = WEEKDAYS.index(first_day)
+        length = (WEEKDAYS.index(last_day) - first) % len(WEEKDAYS) + 1
         return [WEEKDAYS[(first + offset) % len(WEEKDAYS)] for offset in range(length)]
     words = item.split()
     if len(words) > 1 and all(word in _DAY_WORDS or word == "t" for word in words):

@@ -29,7 +29,7 @@ from agents.contracts import (
     combine_verdicts,
 )
 from agents.facts import LeaveSpan, RiderFacts, ShiftFacts, VanpoolFacts
-from vanpools.hr_text import read_schedule_text
+from vanpools.hr_text import AmbiguousHours, read_schedule_text
 from vanpools.schedules import (
     WEEKDAYS,
     DaySpan,
@@ -113,10 +113,15 @@ class Unreadable(Exception):
 
 @dataclass(frozen=True)
 class RiderShift:
-    """A rider's shift read into a schedule, and which field of the shift it came from."""
+    """A rider's shift read into a schedule, and which field of the shift it came from.
+
+    ``readings`` holds every plausible schedule when HR's text has no am/pm
+    ("9 to 5"): the rider is judged on each, and decided only if all agree.
+    """
 
     schedule: Schedule
     field: ShiftField
+    readings: tuple[Schedule, ...] = ()
 
 
 def read_shift(shift: ShiftFacts | None) -> RiderShift:
@@ -132,6 +137,9 @@ def read_shift(shift: ShiftFacts | None) -> RiderShift:
         raise Unreadable("", f"has shift {shift.shift_id} with no days, rotation or text")
     try:
         spans = read_schedule_text(text)
+    except AmbiguousHours as ambiguous:
+        readings = tuple(WeeklySchedule(tuple(reading)) for reading in ambiguous.readings)
+        return RiderShift(readings[0], "schedule_text", readings)
     except ValueError:
         raise Unreadable(
             text,
@@ -214,8 +222,9 @@ def _majority_schedule(
     # shift records with the same days and hours are the same trip for the van.
     groups: dict[Hashable, list[RiderFacts]] = {}
     for rider in facts.riders:
-        if rider.employee_id in shifts:
-            groups.setdefault(shifts[rider.employee_id].schedule.key(), []).append(rider)
+        shift = shifts.get(rider.employee_id)
+        if shift is not None and not shift.readings:  # hours read two ways cast no vote
+            groups.setdefault(shift.schedule.key(), []).append(rider)
     ranked = sorted(groups.values(), key=len, reverse=True)
     if not ranked:
         raise Unreadable("", "the van has no schedule and none of its riders' shifts can be read")
@@ -361,6 +370,8 @@ class Judgement:
 
 
 def judge_rider(rider: RiderFacts, shift: RiderShift, audit: Audit) -> RiderOutcome:
+    if shift.readings:
+        return _judge_readings(rider, shift, audit)
     tally = tally_window(rider, shift.schedule, audit.van.schedule, audit.window, audit.tolerance)
     judgement = _judge(tally, audit)
     # A schedule borrowed from the majority, or read from HR's free text, is
@@ -395,6 +406,42 @@ def judge_rider(rider: RiderFacts, shift: RiderShift, audit: Audit) -> RiderOutc
         reason=f"{rider.employee_id} works {_rider_label(rider, shift)}. {judgement.sentence}",
         evidence=[summary, *days],
         recheck=judgement.recheck,
+    )
+
+
+def _judge_readings(rider: RiderFacts, shift: RiderShift, audit: Audit) -> RiderOutcome:
+    """HR's hours without am/pm: decided when every reading agrees, else unknown."""
+    outcomes = [
+        judge_rider(rider, RiderShift(reading, shift.field), audit) for reading in shift.readings
+    ]
+    text = rider.shift.text.strip() if rider.shift else ""
+    shown = " or ".join(reading.describe() for reading in shift.readings)
+    verdicts = [outcome.verdict for outcome in outcomes]
+    if len(set(verdicts)) > 1:
+        readings = ", ".join(
+            f"{reading.describe()} would {verdict}"
+            for reading, verdict in zip(shift.readings, verdicts, strict=True)
+        )
+        problem = Unreadable(
+            text,
+            f"has hours without am/pm that read two ways, and the readings disagree ({readings})",
+            "schedule_text",
+        )
+        sentence = f"{rider.employee_id} {problem.reason} (“{text}”)."
+        cites = _rider_cites(rider, "schedule_text")
+        return unknown_rider(rider.employee_id, problem, cites, sentence)
+    first = outcomes[0]
+    summary, *days = first.evidence
+    either = f"no am/pm in HR's text: read as {shown}, each reading {verdicts[0]}s"
+    summary = summary.model_copy(update={"note": f"{summary.note}; {either}"})
+    return RiderOutcome(
+        employee_id=rider.employee_id,
+        verdict=first.verdict,
+        confidence=max(1, first.confidence - 1),
+        reason=f"{first.reason} HR's text has no am/pm; read as {shown}, each reading "
+        f"{'fails' if first.verdict == 'fail' else 'passes'}.",
+        evidence=[summary, *days],
+        recheck=any(outcome.recheck for outcome in outcomes),
     )
 
 
