@@ -39,6 +39,7 @@ class DistanceEvidence(_Evidence):
     miles: float  # commute miles: straight-line × circuity (or the routing provider's)
     threshold_miles: float
     provider: str
+    note: str = ""  # e.g. why stored coordinates were passed over for the ZIP
 
 
 class ShiftDayEvidence(_Evidence):

@@ -138,6 +138,13 @@ def test_it_normalises_zips(raw, expected):
         ("10001 Mission Blvd, Fremont, CA", None),  # a street number is no ZIP
         ("O2139", None),  # a letter O is not read as a zero
         ("M5V 3L9", None),
+        ("02139 MA", "02139"),
+        ("06103, CT", "06103"),
+        ("02139-4307 MA", "02139-4307"),
+        ("94536 XX", None),  # not a state
+        ("02139.0", "02139"),  # a ZIP column read as a float
+        ("2118.0", "02118"),
+        ("94536.5", None),
     ],
 )
 def test_it_cleans_a_zip_into_its_stored_form(raw, stored):

@@ -217,10 +217,23 @@ def test_it_marks_a_rider_it_cannot_place_unknown_never_pass(home_zip: str, why:
 
 
 @pytest.mark.parametrize("home", [Point(0, 0), Point(95, -122), Point(37, math.nan)])
-def test_it_marks_stored_coordinates_that_are_not_a_place_unknown(home: Point):
+def test_stored_coordinates_that_are_not_a_place_give_way_to_the_home_zip(home: Point):
     result = check_location(van(rider("EMP-1", "94538", home)))
-    assert result.verdict == "unknown"
+    assert result.verdict == "pass"
+    item = evidence_of(result, "EMP-1")
+    assert item.home_source == "zip_centroid"
+    assert "are not a real location" in item.note
     assert "are not a real location" in result.riders[0].reason
+    fields = [cite.field for cite in item.cites]
+    assert fields[:3] == ["home_lat", "home_lng", "home_zip"]
+    assert result.confidence == 4  # a junk record passed over: one step less sure
+
+
+@pytest.mark.parametrize("home_zip", ["", "N/A"])
+def test_stored_coordinates_that_are_not_a_place_with_no_usable_zip_are_unknown(home_zip: str):
+    result = check_location(van(rider("EMP-1", home_zip, Point(0, 0))))
+    assert result.verdict == "unknown"
+    assert "the stored home coordinates (0, 0) are not a real location" in result.reasoning
     assert evidence_of(result, "EMP-1").cites[0].field == "home_lat"
 
 
@@ -272,8 +285,16 @@ def test_it_marks_every_rider_unknown_without_a_pickup_or_work_site():
     assert all(item.cites[0].record == "vanpool" for item in result.evidence)
 
 
-def test_it_marks_every_rider_unknown_when_the_pickup_coordinates_are_not_a_place():
+def test_pickup_coordinates_that_are_not_a_place_give_way_to_the_pickup_zip():
     result = check_location(van(rider("EMP-1"), pickup=Point(0, 0), pickup_zip="94538"))
+    assert result.verdict == "pass"
+    assert evidence_of(result, "EMP-1").pickup_source == "pickup_zip_centroid"
+    assert "the pickup coordinates on record (0, 0) are not a real location" in result.reasoning
+    assert "(0, 0) are not a real location" in evidence_of(result, "EMP-1").note
+
+
+def test_it_marks_every_rider_unknown_when_the_pickup_coordinates_are_not_a_place():
+    result = check_location(van(rider("EMP-1"), pickup=Point(0, 0)))
     assert result.verdict == "unknown"
     assert "the pickup coordinates on record (0, 0) are not a real location" in result.reasoning
 

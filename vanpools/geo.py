@@ -45,6 +45,13 @@ _LABELLED_ZIP = re.compile(
     re.IGNORECASE,
 )
 # 3-4 digits (a ZIP) or 8 (a ZIP+4) once a spreadsheet has dropped leading zeros.
+# "02139 MA", "02139, MA": the state after the ZIP, as some exports write it.
+_ZIP_THEN_STATE = re.compile(
+    rf"\s*(?P<zip>[0-9]{{3,5}}(?:\s*-?\s*[0-9]{{4}})?)[\s,]+(?:{'|'.join(_STATES.split())})\.?\s*",
+    re.IGNORECASE,
+)
+# "02139.0", "2118.0": a ZIP column read as a float and written back.
+_FLOAT_ZIP = re.compile(r"([0-9]{3,5})\.0+")
 _DROPPED_ZEROS = re.compile(r"[0-9]{3,4}|[0-9]{8}")
 
 
@@ -77,17 +84,20 @@ def clean_zip(raw: str | None) -> str | None:
     """A US ZIP as it should be stored, ``02139`` or ``02139-4307``; None if it is not one.
 
     Reads a ZIP after a state code or label at the end of the text ("CA
-    94536", "ZIP 94536", a whole address ending "…, CA 94536") and drops a
-    trailing hyphen. Restores what spreadsheets do to ZIPs read as numbers: the
-    leading zeros of New England, New Jersey and Puerto Rico ZIPs (``2139`` → ``02139``,
+    94536", "ZIP 94536", a whole address ending "…, CA 94536") or just before
+    a state ("02139 MA"), and drops a trailing hyphen or a float's ".0".
+    Restores what spreadsheets do to ZIPs read as numbers: the leading zeros
+    of New England, New Jersey and Puerto Rico ZIPs (``2139`` → ``02139``,
     ``601`` → ``00601``, ``21394307`` → ``02139-4307``), a ZIP+4 without its
     hyphen, and stray whitespace. The importer stores this; the location check
     reads any stored value through it too.
     """
     if not isinstance(raw, str):
         return None
-    labelled = _LABELLED_ZIP.search(raw)
+    labelled = _LABELLED_ZIP.search(raw) or _ZIP_THEN_STATE.fullmatch(raw)
     value = "".join((labelled["zip"] if labelled else raw).split()).rstrip("-")
+    if floated := _FLOAT_ZIP.fullmatch(value):
+        value = floated[1]
     head, _, tail = value.partition("-")
     if tail and re.fullmatch(r"[0-9]{3,4}", head):
         value = head.zfill(5) + tail  # "2139-0000"

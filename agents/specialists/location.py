@@ -70,6 +70,7 @@ class Home:
     source: HomeSource
     label: str  # for sentences: "ZIP 90026, centroid"
     cites: list[Citation]
+    problem: str = ""  # why stored coordinates were passed over, when they were
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,7 @@ class Pickup:
     label: str  # for the opening sentence: "the pickup point on record"
     cites: list[Citation]
     noun: str  # what riders are measured to, in their sentence: "pickup" or "work site"
+    problem: str = ""  # why the pickup coordinates were passed over, when they were
 
 
 @dataclass(frozen=True)
@@ -102,14 +104,22 @@ def _cites(record: Literal["employee", "vanpool"], id_: str, *fields: str) -> li
 def place_pickup(facts: VanpoolFacts) -> Pickup:
     """The point riders are measured to; Unplaceable when the vanpool has none we can use."""
     vp = facts.vanpool_id
-    if facts.pickup is not None:
-        cites = _cites("vanpool", vp, "pickup_lat", "pickup_lng")
-        _require_plausible(facts.pickup, "the pickup coordinates on record", cites)
-        return Pickup(
-            facts.pickup, "pickup_coordinates", "the pickup point on record", cites, "pickup"
-        )
     zip5 = normalise_zip(facts.pickup_zip)
     centroid = zip_centroid(zip5) if zip5 else None
+    if facts.pickup is not None:
+        cites = _cites("vanpool", vp, "pickup_lat", "pickup_lng")
+        if centroid is None or is_plausible(facts.pickup):
+            _require_plausible(facts.pickup, "the pickup coordinates on record", cites)
+            return Pickup(
+                facts.pickup, "pickup_coordinates", "the pickup point on record", cites, "pickup"
+            )
+        # Junk coordinates beside a pickup ZIP: the ZIP still says where the van
+        # leaves from, as for a rider's home.
+        junk = _coordinates(facts.pickup)
+        problem = f"the pickup coordinates on record ({junk}) are not a real location"
+        label = f"the centre of pickup ZIP {zip5} ({problem})"
+        cites = [*cites, *_cites("vanpool", vp, "pickup_zip")]
+        return Pickup(centroid, "pickup_zip_centroid", label, cites, "pickup", problem)
     if centroid is not None:
         label = f"the centre of pickup ZIP {zip5} (no pickup coordinates on record)"
         cites = _cites("vanpool", vp, "pickup_zip")
@@ -130,20 +140,33 @@ def place_pickup(facts: VanpoolFacts) -> Pickup:
 
 
 def place_home(rider: RiderFacts) -> Home:
-    """Stored coordinates win; else the home ZIP's centroid; else Unplaceable."""
+    """Stored coordinates win; else (or when they are junk) the home ZIP's centroid."""
     eid = rider.employee_id
-    if rider.home is not None:
-        cites = _cites("employee", eid, "home_lat", "home_lng")
-        _require_plausible(rider.home, "the stored home coordinates", cites)
+    if rider.home is None:
+        return _zip_home(rider)
+    cites = _cites("employee", eid, "home_lat", "home_lng")
+    if is_plausible(rider.home):
         return Home(rider.home, "stored_coordinates", "stored home coordinates", cites)
+    # (0, 0) or an out-of-range value is a data error, not a place: the ZIP on
+    # record still says where the rider lives, so it is used and the error named.
+    junk = _coordinates(rider.home)
+    what = f"the stored home coordinates ({junk}) are not a real location"
+    try:
+        home = _zip_home(rider)
+    except Unplaceable as problem:
+        zip_note = f", and {problem.reason}" if (rider.home_zip or "").strip() else ""
+        raise Unplaceable(junk, what + zip_note, [*cites, *problem.cites]) from None
+    return Home(home.point, home.source, f"{home.label}; {what}", [*cites, *home.cites], what)
+
+
+def _zip_home(rider: RiderFacts) -> Home:
     raw = (rider.home_zip or "").strip()
-    cites = _cites("employee", eid, "home_zip")
+    cites = _cites("employee", rider.employee_id, "home_zip")
     if not raw:
         raise Unplaceable("", "there is no home ZIP or home coordinates on record", cites)
     zip5 = normalise_zip(raw)
     if zip5 is None:
-        reason = f"home ZIP “{raw}” is not a US ZIP code, and there are no home coordinates"
-        raise Unplaceable(raw, reason, cites)
+        raise Unplaceable(raw, f"home ZIP “{raw}” is not a US ZIP code", cites)
     centroid = zip_centroid(zip5)
     if centroid is None:
         reason = f"home ZIP {zip5} is not a ZIP code with a location in the offline ZIP table"
@@ -151,11 +174,15 @@ def place_home(rider: RiderFacts) -> Home:
     return Home(centroid, "zip_centroid", f"ZIP {zip5}, centroid", cites)
 
 
+def _coordinates(point: Point) -> str:
+    return f"{point.lat}, {point.lng}"
+
+
 def _require_plausible(point: Point, what: str, cites: list[Citation]) -> None:
     # A sentinel such as (0, 0) or an out-of-range value is a data error to
     # fix, not a place to measure from: measuring it would fail a rider on junk.
     if not is_plausible(point):
-        value = f"{point.lat}, {point.lng}"
+        value = _coordinates(point)
         raise Unplaceable(value, f"{what} ({value}) are not a real location", cites)
 
 
@@ -202,7 +229,10 @@ def judge_rider(
     verdict: Verdict = "fail" if commute > limit else "pass"  # at the limit passes
     approximate = home.source == "zip_centroid" or pickup.source == "pickup_zip_centroid"
     confidence, doubt = closeness(commute, limit, approximate=approximate)
-    confidence = max(1, confidence - (pickup.source == "work_site"))
+    # Measuring to a work site, or from a ZIP because the stored coordinates
+    # were junk, is one more step from the records: a little less sure.
+    passed_over = bool(home.problem or pickup.problem)
+    confidence = max(1, confidence - (pickup.source == "work_site") - passed_over)
     miles_text = shown_miles(commute, limit)
     where = f"from the {facts.vanpool_id} {pickup.noun} ({home.label})"
     verdict_text = (
@@ -220,6 +250,7 @@ def judge_rider(
         miles=float(shown_miles(commute, limit, places=2)),
         threshold_miles=limit,
         provider=provider.name,
+        note="; ".join(filter(None, (home.problem, pickup.problem))),
     )
     return RiderOutcome(
         rider.employee_id, verdict, confidence, reason + doubt, evidence, commute, bool(doubt)
