@@ -107,6 +107,16 @@ def _features(bucket: Bucket, weighted: dict[float, list[str]]) -> list[Feature]
     ]
 
 
+# A reply pointing at a file it sent ("see attached", "I've attached my lease"),
+# not a footer's "this e-mail and any attachments are confidential".
+_ATTACHMENT_PATTERN = (
+    r"\b(?:see|find|please find|i've|i have|i|we've|we have|have|has|is|are) attached\b"
+    r"|\battached (?:is|are|you'll find|please find|(?:\w+ ){0,2}(?:letter|note|form|document|"
+    r"copy|pdf|file|photo|picture|screenshot|paperwork|proof|lease|bill|statement))\b"
+    r"|\battaching\b|\b(?:in|see) the attachment\b"
+    r"|\b(?:adjunto|anexo) (?:la|el|los|las|una|un|mi|mis)\b|\ben el (?:archivo )?adjunto\b"
+)
+
 # Patterns run on the normalised text (lower case, accents folded), English and Spanish.
 FEATURES: list[Feature] = [
     *_features(
@@ -137,6 +147,8 @@ FEATURES: list[Feature] = [
                 r"leaving|quitting|giving up) (?:the |this |my )?(?:van|vanpool|seat)\b",
                 r"\b(?:switched|transferred|moved|changed|promoted) (?:\w+ ){0,2}"
                 r"(?:shifts?|to (?:days|nights|the|first|second|third|day|night|swing|weekend))\b",
+                # Not "get my schedule changed" or "have my address changed": a wish.
+                r"(?<!get )(?<!get my )(?<!have )(?<!have my )"
                 r"\b(?:my )?(?:hours|shift|schedule|work days|crew|position|role|site|location|"
                 r"address) (?:\w+ )?(?:changed|switched|moved)\b",
                 r"\b(?:went|going|moved|moving|switched|switching|transferred|transferring|"
@@ -151,6 +163,18 @@ FEATURES: list[Feature] = [
                 r"a different van) (?:now|instead)\b",
                 r"\bi(?:'m| am) (?:on |working )?\d{1,2}(?::\d{2})? ?(?:am|pm)? ?(?:-|to) ?\d{1,2}",
                 r"\b(?:had|have|on|for|serving|called for) jury duty\b",
+                r"\bretir(?:ed|ing|ement)\b|\blast day (?:on the van|at work|of work|here|was|"
+                r"will be|is)\b",
+                r"\b(?:switched|moved|transferred|changed)(?: over)? to (?:vp-?\d+|another van|"
+                r"a different van|the \w+ van)\b",
+                r"\bnot (?:on|in|riding|with) (?:vp-?\d+|\d+|that van|this van|the van) "
+                r"(?:anymore|any more)\b",
+                r"\b(?:swapped|traded|exchanged) (?:shifts?|schedules?)\b",
+                r"\bi(?:'m| am) (?:now (?:on|working) (?:days|nights|swing|mornings|evenings)|"
+                r"(?:on|working) (?:days|nights|swing|mornings|evenings) now)\b",
+                r"\bme (?:cambio|cambiaron|paso|pasaron|movio|movieron|asigno|asignaron) "
+                r"(?:el |la |de |del |al |a )?"
+                r"(?:turno|horario|direccion|domicilio|ruta|van|camioneta)",
                 r"^(?:pto|vacation|out sick|on leave)\b",
                 r"\b(?:trabajo|estoy|paso|pase|me pasaron) (?:en |a )?(?:el |al )?turno de "
                 r"(?:noche|dia|tarde|manana)\b",
@@ -172,6 +196,10 @@ FEATURES: list[Feature] = [
             ],
             1.5: [
                 r"^(?:fixed|corrected|updated|done|all set|taken care of)\b(?! (?:soon|later))",
+                r"^(?:ya esta|ya quedo)\b",
+                # Documents sent along ("see attached letter from my doctor"); a
+                # person reads them, since the rules cannot (see _ATTACHMENT).
+                _ATTACHMENT_PATTERN,
                 r"\b(?:now|currently) (?:i )?(?:live|living|work|working|on|based)\b",
                 r"\bi (?:now|currently) (?:live|work)\b",
                 r"\b(?:no longer|don't|do not) (?:live|work) (?:in|at|on|the|near)\b",
@@ -254,7 +282,12 @@ FEATURES: list[Feature] = [
                 r"^(?:will|gonna|going to) (?:check|look|do|fix|update|follow up|get back)\b",
                 r"\bget back to (?:you|u|ya)\b",
                 r"\b(?:i|we|he|she|they)(?:'ll| will) (?:\w+ ){0,2}(?:look|check|go over|"
-                r"go through|sort|review|handle|get to)\b",
+                r"go through|sort|review|handle|get to|see it|read it)\b",
+                # Someone passing it on for the rider ("printed it and left it on her desk").
+                r"\b(?:printed|forwarded|passed|handed|left|gave) (?:it|this|that|your (?:e-?mail|"
+                r"message|note|letter))(?: (?:out|along|on))? (?:on|to|for|with)\b",
+                r"\b(?:recebido|recebi|entendi|combinado|vou (?:verificar|ver|checar|olhar|falar|"
+                r"resolver|atualizar))\b",
                 r"\b(?:have|i've|i have) (?:read|seen|received|passed on) (?:it|this|your|the)\b",
             ],
             1.0: [
@@ -263,7 +296,7 @@ FEATURES: list[Feature] = [
                 r"(?<!is that )(?<!is it )(?<!is this )\b(?:ok|okay|sure|alright|listo)\b",
             ],
             # Courtesy: most replies thank, whatever else they say.
-            0.5: [r"\b(?:thanks|thank you|thx|ty|cheers|appreciate it|gracias)\b"],
+            0.5: [r"\b(?:thanks|thank you|thx|ty|cheers|appreciate it|gracias|obrigad[oa])\b"],
         },
     ),
     *_features(
@@ -320,7 +353,8 @@ def classify_by_rules(body: str, subject: str = "") -> ReplyClassification:
     scores = {bucket: 0.0 for bucket in BUCKETS}
     hits: dict[str, list[str]] = {bucket: [] for bucket in BUCKETS}
     stated_update = 0.0  # update evidence outside questions
-    for sentence in _sentences(normalise(body or subject)):
+    text = _expand_shorthand(normalise(body or subject))
+    for sentence in _sentences(text):
         # Inside a question, "my new schedule" or "thanks" is context, not news.
         asked = sentence.endswith("?") or sentence.startswith("¿")
         found = [(f, m) for f in FEATURES if (m := f.pattern.search(sentence))]
@@ -350,11 +384,45 @@ def classify_by_rules(body: str, subject: str = "") -> ReplyClassification:
     reasoning = f"Rules: {top} ({scores[top]:.1f}, from {', '.join(hits[top][:4])!s})" + (
         f" over {runner_up} ({scores[runner_up]:.1f})." if scores[runner_up] else "."
     )
+    if _ATTACHMENT.search(text):
+        # What the reply rests on is in a file the rules cannot open.
+        return _labelled(top, min(confidence, 0.5), f"{reasoning} It refers to an attachment.")
     if {top, runner_up} == SAME_ACTION and not scores["escalation"]:
         # Torn between update and acknowledgment only: both re-audit at once,
         # so there is nothing for a person to choose between.
         return _labelled(top, confidence, f"{reasoning} Either reading re-audits.", settled=True)
     return _labelled(top, confidence, reasoning)
+
+
+_ATTACHMENT = re.compile(_ATTACHMENT_PATTERN)
+# Phone spellings read as the words they stand for, so one set of patterns serves both.
+_SHORTHAND = {
+    "u": "you",
+    "ur": "your",
+    "yr": "your",
+    "pls": "please",
+    "plz": "please",
+    "tnx": "thanks",
+    "thnx": "thanks",
+    "thanx": "thanks",
+    "thks": "thanks",
+    "tks": "thanks",
+    "chek": "check",
+    "msg": "message",
+    "im": "i'm",
+    "ive": "i've",
+    "dont": "don't",
+    "didnt": "didn't",
+    "doesnt": "doesn't",
+    "cant": "can't",
+    "isnt": "isn't",
+    "wasnt": "wasn't",
+}
+_SHORTHAND_RE = re.compile(r"\b(?:" + "|".join(_SHORTHAND) + r")\b")
+
+
+def _expand_shorthand(text: str) -> str:
+    return _SHORTHAND_RE.sub(lambda match: _SHORTHAND[match[0]], text)
 
 
 def _sentences(text: str) -> list[str]:

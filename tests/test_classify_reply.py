@@ -104,6 +104,35 @@ def test_it_reads_the_many_ways_riders_put_things(text, bucket):
     assert classify_reply(text).bucket == bucket
 
 
+@pytest.mark.parametrize(
+    ("text", "bucket"),
+    [
+        ("got ur email will chek it tnx", "acknowledgment"),
+        ("Recebido, obrigado. Vou verificar com o RH.", "acknowledgment"),
+        ("She's off today so I printed this and left it on her desk.", "acknowledgment"),
+        ("I retired on Feb 28! Last day on the van was that Friday.", "update"),
+        ("I switched over to VP-2210 two weeks ago, so I'm not on 1042 anymore.", "update"),
+        ("Rosa and I swapped shifts so I'm on days now, 7-3:30 Mon-Fri.", "update"),
+        ("ya está, HR me cambió el turno al de la mañana 👍", "update"),
+        ("Who at HR do I talk to to get my schedule changed in the system?", "question"),
+    ],
+)
+def test_it_reads_phone_spelling_portuguese_retirement_and_swaps(text, bucket):
+    result = classify_reply(text)
+    assert (result.bucket, result.hitl) == (bucket, False)
+
+
+def test_a_reply_resting_on_an_attachment_goes_to_a_person():
+    result = classify_reply("Please see attached letter from my doctor.\n\nSent from my iPhone")
+    assert (result.bucket, result.hitl) == ("update", True)
+    assert "attachment" in result.reasoning
+
+
+def test_a_footer_about_attachments_is_not_an_attachment():
+    text = "Noted. Thank you.\n\nThis e-mail and any attachments are confidential."
+    assert classify_reply(text).hitl is False
+
+
 def test_a_stated_fix_with_a_follow_up_question_is_an_update():
     text = "I updated my address this morning. Can you confirm you see the change?"
     result = classify_reply(text)
