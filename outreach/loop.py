@@ -385,7 +385,10 @@ def reaudit(
     if trigger == "timeout" or case.reaudit_count > settings.MAX_REAUDITS:
         enter_pre_cancel(case, why=_pre_cancel_reason(case, trigger))
         return "pre_cancel"
-    case = _give_more_time(case, f"re-audit {case.reaudit_count} still failing")
+    if reply is None or failing_checks(case, reply.employee.employee_id):
+        # A rider still working on it gets another week; one whose reply
+        # cleared them buys none for the riders who stayed silent.
+        case = _give_more_time(case, f"re-audit {case.reaudit_count} still failing")
     _write_to_flagged(case)  # anyone newly flagged hears about it
     if reply is not None:
         _still_shows(case, reply)

@@ -305,6 +305,33 @@ def test_a_silent_fix_is_caught_at_the_deadline(case, van, run, _frozen_time):
     assert (case.status, case.outcome) == (Status.CLOSED, Case.Outcome.RESOLVED)
 
 
+def test_a_rider_whose_reply_clears_them_buys_no_time_for_a_silent_co_rider(van, run, _frozen_time):
+    second = EmployeeFactory(first_name="Omar", home_zip="92101")  # San Diego: far too
+    RiderFactory(vanpool=van, employee=second)
+    run(audit_vanpool, van.vanpool_id)
+    case = Case.objects.get(vanpool=van)
+    deadline = case.reply_deadline
+    _frozen_time.shift(dt.timedelta(days=2))
+    first = far_rider(van)
+    fix_home(first)
+    deliver(run, reply(case, first, "HR updated my address today."))
+    case.refresh_from_db()
+    assert (case.status, case.reply_deadline) == (Status.PENDING_REPLY, deadline)
+    _frozen_time.shift(dt.timedelta(days=5, minutes=1))
+    run(process_timeouts)
+    case.refresh_from_db()
+    assert case.status == Status.PRE_CANCEL
+    action = PendingAction.objects.get(kind="cancel_membership")
+    assert action.rider.employee == second
+
+
+def test_a_rider_still_failing_after_a_reply_gets_another_week(case, van, run, _frozen_time):
+    _frozen_time.shift(dt.timedelta(days=2))
+    deliver(run, reply(case, far_rider(van), "I updated my address in the portal."))
+    case.refresh_from_db()
+    assert case.reply_deadline == timezone.now() + dt.timedelta(days=7)
+
+
 def pre_cancelled(case, run, traveller):
     traveller.shift(dt.timedelta(days=7, minutes=1))
     run(process_timeouts)
