@@ -140,11 +140,19 @@ FEATURES: list[Feature] = [
                 r"de vacaciones|de baja)\b",
                 r"\bnew (?:address|shift|schedule|hours|home|apartment|place|position|role|flat|"
                 r"house|condo)\b",
-                r"\b(?:transferring|transferred|moving|relocating) to (?:the )?(?:\w+ )?"
+                r"\b(?:transferring|transferred|moving|relocating|reassigned|been moved|floated|"
+                r"moved) to (?:the )?(?:\w+ )?"
                 r"(?:warehouse|site|plant|office|campus|building|location|store|facility|"
-                r"hospital|clinic|branch|team|department)\b",
+                r"hospital|clinic|branch|team|department|annex|unit|floor|ward|division|depot|"
+                r"yard|hub|center|centre|dc)\b",
+                # "I just fixed it", "we've updated everything" (not "I never changed it").
+                r"\b(?:i|we|i've|i have|we've|we have|just|finally|already) "
+                r"(?!(?:never|not|didn't|haven't|hadn't|can't|couldn't|won't) )(?:\w+ )?"
+                r"(?:fixed|corrected|updated|changed|sorted|submitted) "
+                r"(?:it|this|that|them|everything|both|all)\b",
                 r"\b(?:not using|no longer (?:using|need|needing|riding)|stopped (?:using|riding)|"
-                r"leaving|quitting|giving up) (?:the |this |my )?(?:van|vanpool|seat)\b",
+                r"leaving|quitting|giving up|give up|drop|dropping|release|releasing) "
+                r"(?:the |this |my )?(?:vanpool |van )?(?:van|vanpool|seat|spot)\b",
                 r"\b(?:switched|transferred|moved|changed|promoted) (?:\w+ ){0,2}"
                 r"(?:shifts?|to (?:days|nights|the|first|second|third|day|night|swing|weekend))\b",
                 # Not "get my schedule changed" or "have my address changed": a wish.
@@ -213,8 +221,9 @@ FEATURES: list[Feature] = [
                 r"\b(?:it|this|that)(?:'s| is| has been| was| got) (?:all |now |been )?"
                 r"(?:sorted|fixed|corrected|taken care of|updated|resolved)\b",
                 r"\bstarting (?:on )?(?:monday|tuesday|wednesday|thursday|friday|next|this|\w+ \d)",
-                r"\beffective (?:\d|monday|tuesday|wednesday|thursday|friday|next|this|today|"
-                r"immediately)",
+                r"\beffective (?:the )?(?:\d|monday|tuesday|wednesday|thursday|friday|next|this|"
+                r"today|immediately)",
+                r"\b(?:is|are) (?:all )?different now\b",
                 r"\b(?:should|will|now) (?:reflect|show) (?:it|that|this|the change)\b",
                 r"\b(?:should be|is|it's|it is) (?:correct|right|fixed|updated|accurate) now\b",
                 r"\b(?:desde el|a partir del?) \d",
@@ -229,6 +238,12 @@ FEATURES: list[Feature] = [
     *_features(
         "question",
         {
+            # Asked without a question mark ("what zip do yall have on file for me").
+            2.0: [
+                r"\bwhat (?:\w+ ){0,2}(?:do|does|did) (?:you|y'?all|yall|they) (?:guys )?"
+                r"(?:have|show|got|see)\b",
+                r"\bwhat time (?:does|do|is|will|did)\b",
+            ],
             1.5: [
                 r"\?",
                 r"¿",
@@ -272,7 +287,8 @@ FEATURES: list[Feature] = [
                 r"letter|reminder)\b",
                 r"\bi(?:'ll| will) (?:take care|look into|look at|check on|get to|"
                 r"get (?:it|this|that) (?:fixed|updated|sorted)|update|fix|correct|check|handle|"
-                r"do|reach out|contact|"
+                r"do|reach out|contact|confirm|verify|follow up|circle back|double[- ]?check|ask|"
+                r"find out|let you know|"
                 r"talk|call|submit|review)\b",
                 r"\b(?:entendido|de acuerdo|recibido|lo hare|lo reviso|lo actualizo|lo corrijo|"
                 r"esta bien|muy bien|perfecto|vale|claro que si|con gusto)\b",
@@ -288,6 +304,11 @@ FEATURES: list[Feature] = [
                 r"message|note|letter))(?: (?:out|along|on))? (?:on|to|for|with)\b",
                 r"\b(?:recebido|recebi|entendi|combinado|vou (?:verificar|ver|checar|olhar|falar|"
                 r"resolver|atualizar))\b",
+                r"\b(?:recibi|recibimos) (?:su|tu|el|la|sus) (?:correo|mensaje|e-?mail|"
+                r"notificacion|aviso)\b|\bvoy a (?:revisar|verificar|checar|actualizar|hablar|"
+                r"consultar|corregir)\b|\bles? aviso\b",
+                # Haitian Creole: "mwen resevwa imel la", "m ap tcheke sa".
+                r"\b(?:m|mwen) (?:te )?resevwa\b|\bm(?:wen)? ap (?:tcheke|verifye|gade)\b",
                 r"\b(?:have|i've|i have) (?:read|seen|received|passed on) (?:it|this|your|the)\b",
             ],
             1.0: [
@@ -296,7 +317,7 @@ FEATURES: list[Feature] = [
                 r"(?<!is that )(?<!is it )(?<!is this )\b(?:ok|okay|sure|alright|listo)\b",
             ],
             # Courtesy: most replies thank, whatever else they say.
-            0.5: [r"\b(?:thanks|thank you|thx|ty|cheers|appreciate it|gracias|obrigad[oa])\b"],
+            0.5: [r"\b(?:thanks|thank you|thx|ty|cheers|appreciate it|gracias|obrigad[oa]|mesi)\b"],
         },
     ),
     *_features(
@@ -354,7 +375,9 @@ def classify_by_rules(body: str, subject: str = "") -> ReplyClassification:
     hits: dict[str, list[str]] = {bucket: [] for bucket in BUCKETS}
     stated_update = 0.0  # update evidence outside questions
     text = _expand_shorthand(normalise(body or subject))
-    for sentence in _sentences(text):
+    # A bare "?" says "what is this?": a question, answered from the facts.
+    sentences = _sentences(text) or (["?"] if "?" in text else [])
+    for sentence in sentences:
         # Inside a question, "my new schedule" or "thanks" is context, not news.
         asked = sentence.endswith("?") or sentence.startswith("¿")
         found = [(f, m) for f in FEATURES if (m := f.pattern.search(sentence))]
@@ -372,6 +395,9 @@ def classify_by_rules(body: str, subject: str = "") -> ReplyClassification:
         # A change stated plainly is the news; a question beside it ("can you
         # confirm?") is a follow-up the re-audit's result answers.
         scores["question"] *= 0.25
+    if max(stated_update, scores["question"]) >= STRONG_EVIDENCE:
+        # "Got your message" frames what follows; the news or the question is the reply.
+        scores["acknowledgment"] *= 0.5
     if max(scores.values()) < STRONG_EVIDENCE:
         # Capitals are weak evidence: they tip a reply that says little else
         # ("I AM NOT MOVING"), never a clear update typed in caps.

@@ -3,7 +3,8 @@
 `check_untrusted()` looks for text that tries to steer the system (principle 5):
 instructions aimed at a model, requests to change a case's outcome, attempts to
 reveal prompts, and content a person reading the email would not see (hidden
-HTML, invisible or direction-changing characters, look-alike letters). Any hit
+HTML, invisible or direction-changing characters, look-alike letters, text
+encoded as base64). Any hit
 sends the reply to a human; it never decides a case.
 
 Phrases are matched on a normalised copy (NFKC, invisible characters removed,
@@ -11,6 +12,8 @@ look-alike letters mapped to Latin, accents and case folded, digits read as
 letters) so "ＩＧＮＯＲＥ", "ign\u200bore" and "ignоre" (Cyrillic o) all read "ignore".
 """
 
+import base64
+import binascii
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -106,8 +109,16 @@ _PHRASES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
             "machine_directive",
             "addresses the software that reads it",
             r"\b(?:classifier|the model|the ai|the bot|llm|gpt|chatbot|assistant|automated "
-            r"system)\b[^.\n]{0,30}\b(?:must|should|shall|is to|needs to|has to|will)\s+"
-            r"(?:output|return|respond|reply|classify|label|mark|set|answer|approve|close|treat)"
+            r"system|(?:your|the) (?:system|software|program|algorithm|filter|parser|tool))\b"
+            r"[^.\n]{0,30}\b(?:must|should|shall|is to|needs to|has to|will|can)\s+"
+            r"(?:output|return|respond|reply|classify|label|mark|set|answer|approve|close|treat|"
+            r"decode|apply|process|execute|run|update)"
+            # Asking, however politely, for a different reading of the reply itself.
+            r"|\b(?:update|change|set|adjust|correct|revise)\w* (?:your|the) "
+            r"(?:classification|label|bucket|categor\w+|rating|score)\b"
+            r"|\bclassif\w* (?:of )?(?:my|this) (?:reply|e-?mail|message|response)\b"
+            r"|\bwith (?:high|full|maximum|max|100 ?%?|complete) confidence\b"
+            r"|\b(?:case|ticket|this) (?:closes|close|gets closed|is closed) automatically\b"
             r"|[\"']?\b(?:bucket|hitl|confidence|verdict)\b[\"']?\s*[:=]"
             r"|\bsystem (?:note|message|override|instruction|notice)s?\b"
             r"|\b(?:pre-?approved|pre-?authori[sz]ed) by\b"
@@ -140,6 +151,22 @@ def check_untrusted(text: str, subject: str = "") -> GuardrailHit | None:
     return None
 
 
+# A long run of base64 that decodes to text: words a reader cannot see.
+_BASE64_RUN = re.compile(r"[A-Za-z0-9+/]{40,}={0,2}")
+
+
+def _encoded_text(raw: str) -> GuardrailHit | None:
+    for run in _BASE64_RUN.findall(raw):
+        try:
+            decoded = base64.b64decode(run + "=" * (-len(run) % 4), validate=True)
+        except (binascii.Error, ValueError):
+            continue
+        printable = sum(32 <= byte < 127 or byte in (9, 10, 13) for byte in decoded)
+        if len(decoded) >= 20 and printable / len(decoded) >= 0.9:
+            return GuardrailHit("encoded_text", "contains encoded text a reader cannot see")
+    return None
+
+
 def _hidden_content(raw: str) -> GuardrailHit | None:
     if _ZERO_WIDTH.search(raw) or _JOINER_IN_WORD.search(raw) or _TAG_CHARACTERS.search(raw):
         return GuardrailHit("invisible_characters", "contains zero-width or invisible characters")
@@ -150,7 +177,7 @@ def _hidden_content(raw: str) -> GuardrailHit | None:
         return GuardrailHit("hidden_html", f"contains hidden HTML: {match.group(0).strip()!r}")
     if any(_mixed_script(word) for word in unicodedata.normalize("NFKC", raw).split()):
         return GuardrailHit("homoglyphs", "mixes look-alike letters from other alphabets in a word")
-    return None
+    return _encoded_text(raw)
 
 
 def _mixed_script(word: str) -> bool:
