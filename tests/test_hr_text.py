@@ -2,7 +2,12 @@
 
 import pytest
 
-from vanpools.hr_text import AmbiguousHours, read_schedule_readings, read_schedule_text
+from vanpools.hr_text import (
+    AmbiguousHours,
+    NoDaysGiven,
+    read_schedule_readings,
+    read_schedule_text,
+)
 from vanpools.schedules import ScheduleError, describe_weekly
 
 
@@ -47,6 +52,16 @@ from vanpools.schedules import ScheduleError, describe_weekly
         ("Sat & Sun 7:00 a.m.–3:30 p.m. only", "Sat/Sun 07:00–15:30"),
         ("Sundays and Mondays 6am-2pm", "Mon 06:00–14:00, Sun 06:00–14:00"),
         ("Monday-Friday, 6:30-15:00", "Mon–Fri 06:30–15:00"),
+        ("M-F 0700-1530 (30m L)", "Mon–Fri 07:00–15:30"),
+        ("B-Shift 1400-2230 M-F", "Mon–Fri 14:00–22:30"),
+        ("Tour 2: 0800x1630 M-F", "Mon–Fri 08:00–16:30"),
+        ("D 0645-1915 Mon/Wed/Fri", "Mon 06:45–19:15, Wed 06:45–19:15, Fri 06:45–19:15"),
+        ("Hybrid: in office Tue/Wed/Thu 8am-4:30pm, telework Mon/Fri", "Tue–Thu 08:00–16:30"),
+        ("Weekdays 0730-1600 except 2nd Fri", "Mon–Fri 07:30–16:00"),
+        ("Mon-Fri 7am-3:30pm alt Fri off", "Mon–Fri 07:00–15:30"),
+        ("Weekdays 7am-3pm except Wednesdays", "Mon/Tue 07:00–15:00, Thu/Fri 07:00–15:00"),
+        ("Mon-Fir 0700-1530", "Mon–Fri 07:00–15:30"),
+        ("M-F 8am-4:30pm, telework Tue", "Mon 08:00–16:30, Wed–Fri 08:00–16:30"),
     ],
 )
 def test_it_reads_the_common_ways_hr_writes_a_week(text, read):
@@ -67,6 +82,12 @@ def test_hours_without_am_pm_keep_every_plausible_reading():
     assert len(read_schedule_readings("Mon-Fri 7-15:30")) == 1  # 19:00-15:30 is not a shift
 
 
+def test_hours_without_days_keep_the_hours_for_the_check():
+    with pytest.raises(NoDaysGiven) as raised:
+        read_schedule_text("Tour 2: 0800x1630")
+    assert raised.value.hours == [("08:00", "16:30")]
+
+
 def test_an_unwritten_meridiem_takes_the_shorter_shift():
     assert read_schedule_text("10-6am Mon-Thu")[0].start == "22:00"
     assert read_schedule_text("Sat 8am-12")[0].end == "12:00"
@@ -82,16 +103,16 @@ def test_an_unwritten_meridiem_takes_the_shorter_shift():
         ("Mon-Fri 7:00-3:30", "without am/pm"),
         ("Mon-Fri 10:00-8:00", "without am/pm"),
         ("Mon-Fri 07:00-03:30", "20h30 shift is not plausible"),
-        ("Mon-Thu 7am-5:30pm, Thursdays off", "Thu both worked and off"),
         ("Mon-Fri 7am-3pm MT", "'mon-fri mt' is not a day"),
         ("T-F 7am-3pm", "'t-f' is not a day"),
         ("MT 9am-1pm", "could be Tuesday or Thursday"),
         ("Mon-Thu 6-4:30 (4x10)", "without am/pm"),
-        ("Mon-Fri 7am-3:30pm alt Fri off", "is not a day"),
         ("9/80 Mon-Fri 7am-4:30pm", "is not a day"),
         ("Mon-Fri 13pm-5pm", "13 is not an hour"),
         ("Mon, Mon-Fri 7am-3pm", "listed twice"),
         ("7am-3pm", "no days given"),
+        ("Fri 7am-3pm, Fridays off", "every day named is off"),
+        ("Weekdays 7am-3pm except holidays", "is not a day"),
     ],
 )
 def test_it_refuses_what_it_would_have_to_guess(text, why):

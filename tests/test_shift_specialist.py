@@ -361,6 +361,21 @@ def test_hours_without_am_pm_stay_unknown_when_the_readings_disagree():
     assert "Mon–Fri 07:00–15:30 would pass, Mon–Fri 19:00–03:30 would fail" in item.reason
 
 
+def test_hours_without_days_fail_when_they_miss_the_van_on_every_day():
+    tour = shift("HR", text="Tour 2: 0800x1630")  # the van runs 06:00-14:30
+    early = weekly(WEEKDAYS, "06:00", "14:30")
+    result = check_shift(van(rider("EMP-1", tour), schedule=early), MONDAY)
+    assert result.rider_verdicts() == {"EMP-1": "fail"}
+    assert "gives hours (08:00–16:30) but no days" in result.reasoning
+    assert "each reading fails" in summary(result, "EMP-1").note
+
+
+def test_hours_without_days_that_fit_the_van_stay_unknown():
+    tour = shift("HR", text="Tour 1: 0700x1530")  # fits on Mon-Fri, not on a weekend day
+    result = check_shift(van(rider("EMP-1", tour)), MONDAY)
+    assert result.rider_verdicts() == {"EMP-1": "unknown"}
+
+
 def test_hours_read_two_ways_cast_no_vote_for_the_majority_shift():
     ambiguous = [rider(f"EMP-{n}", shift("HR", text="M-F 7:00-3:30")) for n in (1, 2, 3)]
     result = check_shift(van(*ambiguous, rider("EMP-9", shift("DAY", DAY)), schedule=None), MONDAY)

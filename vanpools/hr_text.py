@@ -106,7 +106,7 @@ _TIME = (
 )
 _RANGE = re.compile(
     _TIME.format(n="s")
-    + r"\s*(?:-|to|until|till|thru|through|a|bis|hasta)\s*"
+    + r"\s*(?:-|to|until|till|thru|through|a|bis|hasta|x)\s*"
     + _TIME.format(n="e"),
     re.IGNORECASE,
 )
@@ -119,6 +119,9 @@ _PATTERN_NAME = re.compile(
 _FILLER = re.compile(
     r"\b(?:(?:day|night|swing|evening|morning|graveyard|early|late|first|second|third|"
     r"1st|2nd|3rd)\s+shift|schedule|from|every|on|at|hours|shift|"
+    # Shift codes and labels: "B-Shift", "Tour 2:", "Crew C", "Hybrid: in office …".
+    r"[a-d]-?\s?shift|shift\s+[a-d1-4]|(?:tour|platoon|crew|squad|line)\s+[a-d1-4]|"
+    r"hybrid|in (?:the )?office|onsite|on-site|in person|"
     # A word for the time of day the hours already give: "nights 10pm-6:30am".
     r"nights?|days|evenings?|mornings?|afternoons?|overnights?|swing|graveyard|hrs|only|"
     # Spanish and German fillers ("turno de noche de 22:00 a 6:30", "6:00-14:30 Uhr").
@@ -126,6 +129,8 @@ _FILLER = re.compile(
     # A time zone says where the clock is, not when the shift is ("MT" is left: Mon-Tue?).
     r"[pmce][sd]t|ak[sd]t|h[sd]t|local time|local)\b|[().:]"
 )
+# Hospital codes for day / evening / night ("D 0645-1915") at the start.
+_SHIFT_CODE = re.compile(r"^\s*[den]\s+(?=\d)")
 _DAY_RANGE = re.compile(
     r"^(?P<first>[a-z]+)\s*(?:-|through|thru|to|a|al|bis|hasta)\s*(?P<last>[a-z]+)$"
 )
@@ -141,6 +146,17 @@ class AmbiguousHours(ScheduleError):
     def __init__(self, message: str, readings: list[list[DaySpan]]) -> None:
         super().__init__(message)
         self.readings = readings
+
+
+class NoDaysGiven(ScheduleError):
+    """Hours with no days ("Tour 2: 0800x1630"): ``hours`` holds each plausible (start, end).
+
+    A check can still decide when the hours miss the van on every day it runs.
+    """
+
+    def __init__(self, message: str, hours: list[tuple[str, str]]) -> None:
+        super().__init__(message)
+        self.hours = hours
 
 
 MAX_READINGS = 4
@@ -185,7 +201,13 @@ def _read_words(text: str) -> list[list[DaySpan]]:
     read: list[tuple[list[tuple[str, str]], list[str]]] = []
     for part in parts:
         hours, rest = _hours(part)
-        read.append((hours, _days(rest, part)))
+        try:
+            days = _days(rest, part)
+        except _NoDays as error:
+            if len(parts) > 1:
+                raise
+            raise NoDaysGiven(str(error), hours) from None
+        read.append((hours, days))
     combinations = list(itertools.product(*(hours for hours, _ in read)))
     if len(combinations) > MAX_READINGS:
         raise ScheduleError(f"'{text.strip()}': too many ways to read the hours; add am/pm")
@@ -224,13 +246,16 @@ def _prepared(part: str) -> str:
     )
     text = re.sub(r"[\u2013\u2014\u2212\u2192]|->", "-", text)
     # A meal break inside the shift moves neither end of it.
-    text = _LUNCH.sub(" ", text)
+    text = _SHIFT_CODE.sub(" ", _LUNCH.sub(" ", text))
     text = _NUMBER_WORDS.sub(_number, text)
     return _PATTERN_NAME.sub(" ", text)
 
 
 _LUNCH = re.compile(
     r"\([^()]*\b(?:lunch|break|meal|almuerzo|comida|pause)\b[^()]*\)"
+    # "(30m L)", "(30 min)", "(0.5 hr brk)": a break's length in brackets.
+    r"|\(\s*(?:\d+|0?\.\d+)\s*(?:m|mins?|minutes?|h|hrs?|hours?)\.?\s*"
+    r"(?:l|lunch|brk|break|meal|unpaid|paid)?\.?\s*\)"
     r"|,?\s*(?:with\s+)?(?:an?\s+)?(?:\d+\s*-?\s*(?:min(?:ute)?s?|hrs?|hours?)|half[- ]hour|"
     r"one[- ]hour)\s+(?:unpaid\s+|paid\s+)?(?:lunch|break|meal)(?:\s+break)?\b"
 )
@@ -356,7 +381,7 @@ def _days(rest: str, part: str) -> list[str]:
     off, rest = _days_off(rest)
     text = " ".join(_FILLER.sub(" ", rest).split())
     if not text.strip(" ,-"):
-        raise ScheduleError(f"'{part}': no days given")
+        raise _NoDays(f"'{part}': no days given")
     items = [item.strip(" -") for item in re.split(r"\s*(?:,|/|&|\band\b|\+)\s*", text)]
     items = [item for item in items if item]
     if len(items) > 1 and "t" in items and all(item in _DAY_WORDS or item == "t" for item in items):
@@ -365,32 +390,73 @@ def _days(rest: str, part: str) -> list[str]:
         days = [day for item in items for day in _day_item(item, part)]
     if len(set(days)) != len(days):
         raise ScheduleError(f"'{part}': a day is listed twice")
-    if off & set(days):
-        raise ScheduleError(f"'{part}': {', '.join(sorted(off & set(days)))} both worked and off")
+    # "Weekdays …, Fridays off", "M-F …, telework Tue": the days off come out.
+    days = [day for day in days if day not in off]
+    if not days:
+        raise ScheduleError(f"'{part}': every day named is off")
     return days
 
 
 def _days_off(rest: str) -> tuple[set[str], str]:
-    """Days named as off ("Fridays off"): they must not be among the days worked."""
+    """Days not commuted: named as off ("Fridays off", "except Fri") or worked from home.
+
+    They are taken out of the days worked. A day off now and then ("except
+    2nd Fri", "alt Fri off") is dropped: on the days worked the hours are the
+    same, and the hours are what the van is checked against.
+    """
     off: set[str] = set()
 
-    def drop(match: re.Match[str]) -> str:
-        day = _day_word(match[1])
-        if day is None:
+    def now_and_then(match: re.Match[str]) -> str:
+        return " " if _day_word(match["day"] or match["day_off"]) else match[0]
+
+    def always(match: re.Match[str]) -> str:
+        days = [_day_word(word) for word in re.findall(r"[a-z]+", match["days"])]
+        if not days or None in days:
             return match[0]  # "alt off", "every other off": left for the days to refuse
-        off.add(day)
+        off.update(day for day in days if day)
         return " "
 
-    return off, re.sub(r"\b([a-z]+)\s+off\b", drop, rest)
+    rest = _NOW_AND_THEN_OFF.sub(now_and_then, rest)
+    rest = _TELEWORK.sub(always, rest)
+    rest = _EXCEPT.sub(always, rest)
+    return off, _OFF.sub(always, rest)
+
+
+_ORDINAL = (
+    r"(?:1st|2nd|3rd|4th|5th|first|second|third|fourth|last|alternate|alt\.?|every other|other)"
+)
+_NOW_AND_THEN_OFF = re.compile(
+    rf"\b(?:except|excl\.?|excluding|but not|minus)\s+(?:the\s+|every\s+)?{_ORDINAL}\s+"
+    rf"(?P<day>[a-z]+)\b|\b{_ORDINAL}\s+(?P<day_off>[a-z]+)\s+off\b"
+)
+_DAY_LIST = r"(?P<days>[a-z]+(?:\s*(?:/|&|\+|,|\band\b)\s*[a-z]+)*)"
+_TELEWORK = re.compile(
+    rf"\b(?:telework(?:ing)?|remote|wfh|work(?:ing)? from home)\s*:?\s*(?:on\s+)?{_DAY_LIST}"
+)
+_EXCEPT = re.compile(rf"\b(?:except|excl\.?|excluding|but not)\s+{_DAY_LIST}")
+_OFF = re.compile(r"\b(?P<days>[a-z]+)\s+off\b")
 
 
 def _day_word(word: str) -> str | None:
-    """The day a word names, plural included ("Fridays"), else None."""
+    """The day a word names, plural and two swapped letters included ("Fridays", "Fir")."""
     if word in _DAY_WORDS:
         return _DAY_WORDS[word]
     if word.endswith("s") and len(word) > 4 and word[:-1] in _DAY_WORDS:
         return _DAY_WORDS[word[:-1]]
+    if len(word) >= 3:
+        # A typist's slip, not a guess: only two neighbouring letters swapped.
+        for i in range(len(word) - 1):
+            swapped = word[:i] + word[i + 1] + word[i] + word[i + 2 :]
+            if len(swapped) >= 3 and swapped in _DAY_WORDS and swapped not in _LETTER_ONLY:
+                return _DAY_WORDS[swapped]
     return None
+
+
+_LETTER_ONLY = {"m", "w", "r", "f", "th", "tu", "sa", "su", "mo", "we", "fr"}
+
+
+class _NoDays(ScheduleError):
+    pass
 
 
 def _letter_days(letters: list[str], part: str) -> list[str]:

@@ -29,7 +29,7 @@ from agents.contracts import (
     combine_verdicts,
 )
 from agents.facts import LeaveSpan, RiderFacts, ShiftFacts, VanpoolFacts
-from vanpools.hr_text import AmbiguousHours, read_schedule_text
+from vanpools.hr_text import AmbiguousHours, NoDaysGiven, read_schedule_text
 from vanpools.schedules import (
     WEEKDAYS,
     DaySpan,
@@ -122,6 +122,7 @@ class RiderShift:
     schedule: Schedule
     field: ShiftField
     readings: tuple[Schedule, ...] = ()
+    doubt: str = ""  # what makes HR's text read several ways, for the rider's sentence
 
 
 def read_shift(shift: ShiftFacts | None) -> RiderShift:
@@ -139,7 +140,20 @@ def read_shift(shift: ShiftFacts | None) -> RiderShift:
         spans = read_schedule_text(text)
     except AmbiguousHours as ambiguous:
         readings = tuple(WeeklySchedule(tuple(reading)) for reading in ambiguous.readings)
-        return RiderShift(readings[0], "schedule_text", readings)
+        shown = " or ".join(reading.describe() for reading in readings)
+        return RiderShift(
+            readings[0], "schedule_text", readings, f"HR's text has no am/pm: read as {shown}"
+        )
+    except NoDaysGiven as no_days:
+        # Any day of the week could be theirs: one reading per day and hours.
+        readings = tuple(
+            WeeklySchedule(tuple(parse_weekly([{"day": day, "start": start, "end": end}])))
+            for start, end in no_days.hours
+            for day in WEEKDAYS
+        )
+        hours = " or ".join(f"{start}–{end}" for start, end in no_days.hours)
+        doubt = f"HR's text gives hours ({hours}) but no days: read on each day of the week"
+        return RiderShift(readings[0], "schedule_text", readings, doubt)
     except ValueError:
         raise Unreadable(
             text,
@@ -415,7 +429,6 @@ def _judge_readings(rider: RiderFacts, shift: RiderShift, audit: Audit) -> Rider
         judge_rider(rider, RiderShift(reading, shift.field), audit) for reading in shift.readings
     ]
     text = rider.shift.text.strip() if rider.shift else ""
-    shown = " or ".join(reading.describe() for reading in shift.readings)
     verdicts = [outcome.verdict for outcome in outcomes]
     if len(set(verdicts)) > 1:
         readings = ", ".join(
@@ -424,7 +437,8 @@ def _judge_readings(rider: RiderFacts, shift: RiderShift, audit: Audit) -> Rider
         )
         problem = Unreadable(
             text,
-            f"has hours without am/pm that read two ways, and the readings disagree ({readings})",
+            f"has a shift that reads several ways, and the readings disagree ({shift.doubt}; "
+            f"{readings})",
             "schedule_text",
         )
         sentence = f"{rider.employee_id} {problem.reason} (“{text}”)."
@@ -432,14 +446,13 @@ def _judge_readings(rider: RiderFacts, shift: RiderShift, audit: Audit) -> Rider
         return unknown_rider(rider.employee_id, problem, cites, sentence)
     first = outcomes[0]
     summary, *days = first.evidence
-    either = f"no am/pm in HR's text: read as {shown}, each reading {verdicts[0]}s"
-    summary = summary.model_copy(update={"note": f"{summary.note}; {either}"})
+    every = f"{shift.doubt}; each reading {'fails' if first.verdict == 'fail' else 'passes'}"
+    summary = summary.model_copy(update={"note": f"{summary.note}; {every}"})
     return RiderOutcome(
         employee_id=rider.employee_id,
         verdict=first.verdict,
         confidence=max(1, first.confidence - 1),
-        reason=f"{first.reason} HR's text has no am/pm; read as {shown}, each reading "
-        f"{'fails' if first.verdict == 'fail' else 'passes'}.",
+        reason=f"{first.reason} {every[0].upper()}{every[1:]}.",
         evidence=[summary, *days],
         recheck=any(outcome.recheck for outcome in outcomes),
     )
