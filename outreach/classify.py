@@ -133,7 +133,7 @@ FEATURES: list[Feature] = [
                 # Leave explains the days missed; HR's leave record decides the re-audit.
                 r"\b(?:maternity|paternity|parental|medical|family|disability|bereavement|"
                 r"military|unpaid|extended|sick) leave\b",
-                r"\b(?:on|out on|taking|took|was on|been on|started) (?:\w+ ){0,2}"
+                r"\b(?<!was )(?<!been )(?:on|out on|taking|started) (?:\w+ ){0,2}"
                 r"(?:leave|pto|fmla|vacation|disability|furlough|sabbatical|holiday)\b",
                 r"\bfmla\b",
                 r"\b(?:incapacidad|licencia|baja medica|baja por maternidad|permiso medico|"
@@ -204,6 +204,9 @@ FEATURES: list[Feature] = [
             ],
             1.5: [
                 r"^(?:fixed|corrected|updated|done|all set|taken care of)\b(?! (?:soon|later))",
+                # Leave that is over may only explain a late reply ("I was on vacation").
+                r"\b(?:took|was on|been on|was out on|got back from) (?:\w+ ){0,2}"
+                r"(?:leave|pto|fmla|vacation|disability|furlough|sabbatical|holiday)\b",
                 r"^(?:ya esta|ya quedo)\b",
                 # Documents sent along ("see attached letter from my doctor"); a
                 # person reads them, since the rules cannot (see _ATTACHMENT).
@@ -297,6 +300,9 @@ FEATURES: list[Feature] = [
                 r"[\U0001F44D\U0001F44C\U0001F64F\u2705]",  # thumbs up, ok hand, thanks, check
                 r"^(?:will|gonna|going to) (?:check|look|do|fix|update|follow up|get back)\b",
                 r"\bget back to (?:you|u|ya)\b",
+                r"\bjust (?:saw|seen|read|got|noticed|opened) (?:this|your|it|the)\b",
+                r"\bi(?:'ll| will) (?:get|ask|have) (?:hr|payroll|my \w+|them|someone) to "
+                r"(?:fix|update|change|correct)\b",
                 r"\b(?:i|we|he|she|they)(?:'ll| will) (?:\w+ ){0,2}(?:look|check|go over|"
                 r"go through|sort|review|handle|get to|see it|read it)\b",
                 # Someone passing it on for the rider ("printed it and left it on her desk").

@@ -154,6 +154,12 @@ def test_it_reads_round_five_wording(text, bucket):
     assert (result.bucket, result.hitl) == (bucket, False)
 
 
+def test_leave_that_is_over_explains_a_late_reply():
+    text = "Sorry, I was on vacation and just saw this. I'll get HR to fix my address."
+    assert classify_reply(text).bucket == "acknowledgment"
+    assert classify_reply("I'm on vacation through the 30th.").bucket == "update"
+
+
 def test_a_denied_fix_is_not_a_fix():
     assert classify_reply("I never changed it, the address was always right.").bucket != "update"
 
