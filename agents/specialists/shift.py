@@ -123,6 +123,7 @@ class RiderShift:
     field: ShiftField
     readings: tuple[Schedule, ...] = ()
     doubt: str = ""  # what makes HR's text read several ways, for the rider's sentence
+    label: str = ""  # how the rider's hours are named when no one reading is theirs
 
 
 def read_shift(shift: ShiftFacts | None) -> RiderShift:
@@ -425,10 +426,11 @@ def judge_rider(rider: RiderFacts, shift: RiderShift, audit: Audit) -> RiderOutc
 
 def _judge_readings(rider: RiderFacts, shift: RiderShift, audit: Audit) -> RiderOutcome:
     """HR's hours without am/pm: decided when every reading agrees, else unknown."""
-    outcomes = [
-        judge_rider(rider, RiderShift(reading, shift.field), audit) for reading in shift.readings
-    ]
     text = rider.shift.text.strip() if rider.shift else ""
+    outcomes = [
+        judge_rider(rider, RiderShift(reading, shift.field, label=f"“{text}”"), audit)
+        for reading in shift.readings
+    ]
     verdicts = [outcome.verdict for outcome in outcomes]
     if len(set(verdicts)) > 1:
         readings = ", ".join(
@@ -513,7 +515,7 @@ def _mismatch(tally: Tally, audit: Audit) -> str:
 def _rider_label(rider: RiderFacts, shift: RiderShift) -> str:
     name = rider.shift.name if rider.shift else ""
     label = ", ".join(filter(None, [name, "part-time" if rider.time_type == "part_time" else ""]))
-    return shift.schedule.describe() + (f" ({label})" if label else "")
+    return (shift.label or shift.schedule.describe()) + (f" ({label})" if label else "")
 
 
 def _days(count: int) -> str:
