@@ -300,6 +300,7 @@ FEATURES: list[Feature] = [
                 r"[\U0001F44D\U0001F44C\U0001F64F\u2705]",  # thumbs up, ok hand, thanks, check
                 r"^(?:will|gonna|going to) (?:check|look|do|fix|update|follow up|get back)\b",
                 r"\bget back to (?:you|u|ya)\b",
+                r"^(?:confirmed|confirming)\b|\bi (?:still|do) (?:live|ride|work)\b",
                 r"\bjust (?:saw|seen|read|got|noticed|opened) (?:this|your|it|the)\b",
                 r"\bi(?:'ll| will) (?:get|ask|have) (?:hr|payroll|my \w+|them|someone) to "
                 r"(?:fix|update|change|correct)\b",
@@ -351,6 +352,13 @@ FEATURES: list[Feature] = [
                 r"\b(?:abogado|demanda\w*|acoso|discrimina\w*|queja|represalia\w*|sindicato)\b",
                 r"\bhablar con (?:un|el|una|la|su|mi) (?:gerente|supervisor\w*|jefe|persona)\b",
                 r"\byou(?:'ll| will) (?:regret|be sorry|hear from)\b|\bor else\b",
+                # Wants a person, or raises what only a person may weigh.
+                r"\b(?:discuss|talk about|go over) (?:it|this|that) with (?:someone|somebody|"
+                r"a (?:real )?person|a human)\b",
+                r"\b(?:reviewed|looked at|handled|checked) by (?:someone|somebody|"
+                r"a (?:real )?person|a human)\b",
+                r"\b(?:medical|ada|disability|religious|reasonable) accommodation\b",
+                r"\b(?:never (?:agreed|consented)|without my (?:consent|permission))\b",
             ],
             2.0: [
                 r"\b(?:ridiculous|outrageous|unacceptable|absurd|insulting|disgusting|"

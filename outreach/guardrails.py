@@ -14,8 +14,11 @@ letters) so "ＩＧＮＯＲＥ", "ign\u200bore" and "ignоre" (Cyrillic o) all 
 
 import base64
 import binascii
+import codecs
+import html
 import re
 import unicodedata
+import urllib.parse
 from dataclasses import dataclass
 
 
@@ -94,10 +97,23 @@ _PHRASES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
             r"\bclose (?:out )?(?:my|this|the|our|his|her) (?:case|ticket|file|audit|review)\b"
             r"|\bmark (?:me|this|it|my \w+|the \w+|this \w+)(?: \w+)? (?:as )?"
             r"(?:resolved|compliant|passed|pass|ok|okay|cleared|verified|eligible|valid|closed)\b"
-            r"|\b(?:set|change|update|switch) (?:the |my |this )?(?:status|verdict|bucket|"
-            r"classification|label|result) to\b"
-            r"|\b(?:classify|label|treat) (?:this|me|it|my reply)(?: \w+)? as\b"
-            r"|\b(?:approve|whitelist|exempt) (?:me|my|this|it|the|our|his|her)\b"
+            r"|\b(?:set|change|update|switch) (?:the |my |this )?(?:case )?(?:status|verdict|"
+            r"bucket|classification|label|result|outcome) to\b"
+            r"|\b(?:classify|label|treat|record|log|file|count|tag|categori[sz]e) (?:this|me|it|"
+            r"my reply)(?: one| reply| e-?mail| message)?(?: \w+)? as\b"
+            r"|\b(?:classify|categori[sz]e|label|tag) as\b"
+            r"|\b(?:approve|whitelist|exempt) (?:me|my (?:seat|case|membership|spot|exemption)|"
+            r"this (?:case|seat|rider|request)|the (?:case|seat|rider|membership)|our|his|her)\b"
+            r"|\b(?:whitelist|exempt) (?:it|this|the|my)\b"
+            r"|\b(?:close|resolve|mark|approve|dismiss|clear|delete|suppress) "
+            r"(?:case )?case-[0-9a-f]{8}\b"
+            r"|\b(?:suppress|stop|cease|halt) (?:all |further |any )*(?:outreach|review|emails|"
+            r"reminders|processing)\b"
+            r"|\b(?:no|without|skip|bypass) (?:further |any )?(?:human|manual|coordinator) "
+            r"(?:review|check|involvement)\b"
+            r"|\b(?:do not|don't|not) (?:place|put|send|route|add|bother|queue) (?:it |this |me )?"
+            r"(?:in|to|into|on|with)? ?(?:the )?(?:coordinators?|review|human|manual|queue)\b"
+            r"|\bnot bother the coordinators?\b"
             r"|\bauto-?approv"
             r"|\b(?:do not|don't|dont|never|must not|mustn't) (?:cancel|remove|revoke|terminate|"
             r"flag|escalate|forward|report)\b"
@@ -109,10 +125,24 @@ _PHRASES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
             "machine_directive",
             "addresses the software that reads it",
             r"\b(?:classifier|the model|the ai|the bot|llm|gpt|chatbot|assistant|automated "
-            r"system|(?:your|the) (?:system|software|program|algorithm|filter|parser|tool))\b"
-            r"[^.\n]{0,30}\b(?:must|should|shall|is to|needs to|has to|will|can)\s+"
+            r"system|(?:your|the|this|any) (?:\w+ )?(?:system|software|program|algorithm|filter|"
+            r"parser|tool))\b"
+            r"[^.\n]{0,30}\b(?:must|should|shall|is to|needs to|has to|will|can|is required to)\s+"
             r"(?:output|return|respond|reply|classify|label|mark|set|answer|approve|close|treat|"
-            r"decode|apply|process|execute|run|update)"
+            r"decode|apply|process|execute|run|update|attach|send|email|forward|delete|cease)"
+            # Words addressed to whatever machine reads the mail.
+            r"|\b(?:note|message|instructions?|request|p\.?s\.?) (?:for|to) (?:the |any |an? )?"
+            r"(?:ai|a\.i\.|assistant|bot|model|classifier|llm|automated \w+|audit tool|tool|"
+            r"system)\b"
+            r"|\b(?:the |any |an? )?(?:ai|assistant|bot|model|classifier|llm|audit tool|"
+            r"automated \w+) (?:processing|reading|reviewing|handling|that reads|that processes)\b"
+            r"|\bif (?:this (?:message |e-?mail |reply )?is|you are|you're) (?:being )?"
+            r"(?:read|processed|handled|reviewed|screened) by an? (?:ai|automated|bot|machine|"
+            r"classifier|model|llm|computer|program)\b"
+            r"|\b(?:it's|it is|this is) for (?:the|your) (?:audit |automated )?(?:tool|system|bot|"
+            r"ai|classifier|model)\b"
+            r"|\byour (?:entire |whole |only )?(?:response|reply|answer|output) (?:must|should|"
+            r"shall|has to|needs to) be\b"
             # Asking, however politely, for a different reading of the reply itself.
             r"|\b(?:update|change|set|adjust|correct|revise)\w* (?:your|the) "
             r"(?:classification|label|bucket|categor\w+|rating|score)\b"
@@ -124,6 +154,34 @@ _PHRASES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
             r"|\b(?:pre-?approved|pre-?authori[sz]ed) by\b"
             r"|\bi (?:hereby )?authori[sz]e you to\b"
             r"|\bas (?:the |your )?(?:system )?(?:administrator|admin|developer|operator)\b",
+        ),
+        (
+            "data_request",
+            "asks the system to send case data or other riders' details",
+            r"\b(?:other|fellow|co-?)\s?riders?'?s?\W{0,2} (?:home )?(?:addresses|address|zips?|"
+            r"zip codes|locations|schedules|shifts|names|e-?mails|phone)"
+            r"|\b(?:addresses|zip codes|locations|names|e-?mails|schedules) (?:and \w+ )?"
+            r"(?:\w+ )?of (?:the |all )?(?:other|every|each) (?:riders?|employees|members)"
+            r"|\b(?:case file|agent traces?|all (?:the )?evidence)\b[^\n]{0,160}"
+            r"@[a-z0-9.-]+\.[a-z]{2,}"
+            r"|@[a-z0-9.-]+\.[a-z]{2,}[^\n]{0,160}\b(?:case file|agent traces?)\b",
+        ),
+        (
+            "foreign_directive",
+            "tells the software, in another language, what to do with the reply",
+            # Accents are folded before matching: "réponse" reads "reponse".
+            r"\b(?:classe[rz]?|classez|marque[rz]?|marquez) (?:cette|ce|le|la) "
+            r"(?:reponse|message|dossier|courriel|cas)\b"
+            r"|\b(?:note|message) (?:pour|a) l'(?:assistant|ia|intelligence)\b"
+            r"|\b(?:l'assistant|l'ia|le systeme|le programme|le logiciel) qui (?:lit|traite)\b"
+            r"|\bne (?:l'|le |la )?envoie pas a un humain\b"
+            r"|\bklassifizier\w* (?:diese|die|den) (?:antwort|nachricht|fall)\b"
+            r"|\bmarkier\w* (?:den|diesen) fall\b|\bhinweis (?:fur|an) (?:die ki|den assistenten|"
+            r"das system)\b"
+            r"|\bclassifique\w* (?:esta|a|essa) resposta\b|\bmarque o caso\b"
+            r"|\bnota para (?:o assistente|a ia|el asistente|la ia|el sistema|o sistema)\b"
+            r"|\bclasifica\w* (?:esta|la|este) (?:respuesta|mensaje|correo)\b"
+            r"|归类|分类为|置信度|人工审核|审核系统|标记为已解决",
         ),
         (
             "prompt_request",
@@ -194,7 +252,27 @@ def normalise(text: str) -> str:
     return re.sub(r"[ \t]+", " ", text)
 
 
-def _readings(raw: str) -> tuple[str, str]:
-    plain = normalise(raw)
-    # Digits and symbols read as letters ("1gn0re"), checked only for phrases.
-    return plain, plain.translate(_LEET)
+def _readings(raw: str) -> list[str]:
+    """Every way the text may be read: as written, and as its tricks would have it read.
+
+    Digits as letters ("1gn0re"), lines joined (a quote marker or a hyphen
+    splitting a phrase), URL and HTML escapes undone, lines read backwards, and
+    ROT13, so an instruction hidden by any of them is still seen.
+    """
+    unescaped = html.unescape(urllib.parse.unquote(raw))
+    plain = normalise(_enclosed_letters(unescaped))
+    joined = re.sub(r"\s*\n\s*(?:>\s*)*", " ", re.sub(r"-\s*\n\s*(?:>\s*)*", "", plain))
+    backwards = "\n".join(line[::-1] for line in plain.splitlines())
+    return [plain, plain.translate(_LEET), joined, backwards, codecs.encode(plain, "rot13")]
+
+
+def _enclosed_letters(text: str) -> str:
+    """🅲🅻🅾🆂🅴 and 🇨🇱🇴🇸🇪 read as CLOSE (NFKC leaves these symbol letters alone)."""
+    return text.translate(_ENCLOSED)
+
+
+_ENCLOSED = {
+    start + offset: ord("A") + offset
+    for start in (0x1F130, 0x1F150, 0x1F170, 0x1F1E6)
+    for offset in range(26)
+}

@@ -145,6 +145,14 @@ def test_it_normalises_zips(raw, expected):
         ("02139.0", "02139"),  # a ZIP column read as a float
         ("2118.0", "02118"),
         ("94536.5", None),
+        ("94587–0042", "94587-0042"),  # an en dash
+        ("94536 - 1234", "94536-1234"),
+        ("#95112", "95112"),
+        ("94550 USA", "94550"),
+        ("CA-95630", "95630"),
+        ("9.4536E+04", "94536"),  # Excel kept every digit
+        ("2.139E+03", "02139"),
+        ("9.45E+04", None),  # digits lost: 94450 to 94549
     ],
 )
 def test_it_cleans_a_zip_into_its_stored_form(raw, stored):

@@ -40,7 +40,7 @@ _STATES = (
     "NH NJ NM NY NC ND OH OK OR PA RI SC SD TN TX UT VT VA WA WV WI WY PR GU VI AS MP AA AE AP"
 )
 _LABELLED_ZIP = re.compile(
-    rf"(?:^|[\s,])(?:zip(?:\s*code)?|{'|'.join(_STATES.split())})\.?[\s:#]*"
+    rf"(?:^|[\s,])(?:zip(?:\s*code)?|{'|'.join(_STATES.split())})\.?[\s:#-]*"
     r"(?P<zip>[0-9]{3,5}(?:\s*-?\s*[0-9]{4})?-?)\s*$",
     re.IGNORECASE,
 )
@@ -52,6 +52,11 @@ _ZIP_THEN_STATE = re.compile(
 )
 # "02139.0", "2118.0": a ZIP column read as a float and written back.
 _FLOAT_ZIP = re.compile(r"([0-9]{3,5})\.0+")
+# "9.4536E+04": Excel's scientific notation, readable only when no digit was lost.
+_SCIENTIFIC_ZIP = re.compile(r"([0-9])\.([0-9]+)[eE]\+?0*([0-9])")
+_DASHES = str.maketrans("\u2010\u2011\u2012\u2013\u2014\u2212", "------")
+# Export noise around the ZIP: a leading "#", a trailing country.
+_NOISE = re.compile(r"^\s*#\s*|[\s,]+(?:u\.?s\.?a?\.?|united states(?: of america)?)\s*$", re.I)
 _DROPPED_ZEROS = re.compile(r"[0-9]{3,4}|[0-9]{8}")
 
 
@@ -85,7 +90,9 @@ def clean_zip(raw: str | None) -> str | None:
 
     Reads a ZIP after a state code or label at the end of the text ("CA
     94536", "ZIP 94536", a whole address ending "…, CA 94536") or just before
-    a state ("02139 MA"), and drops a trailing hyphen or a float's ".0".
+    a state ("02139 MA", "CA-94536"), and drops a trailing hyphen, a float's
+    ".0", a leading "#" or a trailing "USA"; any dash counts as a hyphen;
+    Excel's "9.4536E+04" is read only when it kept every digit.
     Restores what spreadsheets do to ZIPs read as numbers: the leading zeros
     of New England, New Jersey and Puerto Rico ZIPs (``2139`` → ``02139``,
     ``601`` → ``00601``, ``21394307`` → ``02139-4307``), a ZIP+4 without its
@@ -94,10 +101,15 @@ def clean_zip(raw: str | None) -> str | None:
     """
     if not isinstance(raw, str):
         return None
+    raw = _NOISE.sub("", raw.translate(_DASHES))
     labelled = _LABELLED_ZIP.search(raw) or _ZIP_THEN_STATE.fullmatch(raw)
     value = "".join((labelled["zip"] if labelled else raw).split()).rstrip("-")
     if floated := _FLOAT_ZIP.fullmatch(value):
         value = floated[1]
+    elif scientific := _SCIENTIFIC_ZIP.fullmatch(value):
+        digits = scientific[1] + scientific[2]
+        # 9.45E+04 kept three digits of five: the ZIP is lost, not rounded.
+        value = digits if len(digits) == int(scientific[3]) + 1 else "lost"
     head, _, tail = value.partition("-")
     if tail and re.fullmatch(r"[0-9]{3,4}", head):
         value = head.zfill(5) + tail  # "2139-0000"
