@@ -111,7 +111,7 @@ _PHRASES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
             r"reminders|processing)\b"
             r"|\b(?:no|without|skip|bypass) (?:further |any )?(?:human|manual|coordinator) "
             r"(?:review|check|involvement)\b"
-            r"|\b(?:do not|don't|not) (?:place|put|send|route|add|bother|queue) (?:it |this |me )?"
+            r"|\b(?:do not|don't) (?:place|put|send|route|add|bother|queue) (?:it |this |me )?"
             r"(?:in|to|into|on|with)? ?(?:the )?(?:coordinators?|review|human|manual|queue)\b"
             r"|\bnot bother the coordinators?\b"
             r"|\bauto-?approv"

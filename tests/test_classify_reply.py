@@ -368,6 +368,7 @@ def test_it_catches_instructions_however_they_are_disguised(text, subject):
         "The system still shows my old ZIP. Is this email automated?",
         "HR approved my transfer and my manager approved the new schedule.",
         "Please close the loop with HR for me, thanks.",
+        "I didn't send it to the coordinator yet, sorry.",
         "Tracking ID: kX9vQ2bZt7LmP0aR8sWq3nYc5eHj1uFd6gKoTi4zA1b2 (from the portal)",
     ],
 )
