@@ -145,6 +145,8 @@ FEATURES: list[Feature] = [
                 r"(?:warehouse|site|plant|office|campus|building|location|store|facility|"
                 r"hospital|clinic|branch|team|department|annex|unit|floor|ward|division|depot|"
                 r"yard|hub|center|centre|dc)\b",
+                r"(?<!to )(?<!need )(?<!must )\b(?:got|had|has|have) (?:it|this|that|them) "
+                r"(?:fixed|corrected|updated|changed|sorted)\b",
                 # "I just fixed it", "we've updated everything" (not "I never changed it").
                 r"\b(?:i|we|i've|i have|we've|we have|just|finally|already) "
                 r"(?!(?:never|not|didn't|haven't|hadn't|can't|couldn't|won't) )(?:\w+ )?"
@@ -355,6 +357,8 @@ FEATURES: list[Feature] = [
                 # Wants a person, or raises what only a person may weigh.
                 r"\b(?:discuss|talk about|go over) (?:it|this|that) with (?:someone|somebody|"
                 r"a (?:real )?person|a human)\b",
+                r"\b(?:someone|somebody|a person|a human) (?:i|we) (?:can|could) (?:talk|speak) "
+                r"(?:to|with)\b",
                 r"\b(?:reviewed|looked at|handled|checked) by (?:someone|somebody|"
                 r"a (?:real )?person|a human)\b",
                 r"\b(?:medical|ada|disability|religious|reasonable) accommodation\b",

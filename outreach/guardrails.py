@@ -114,6 +114,16 @@ _PHRASES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
             r"|\b(?:do not|don't) (?:place|put|send|route|add|bother|queue) (?:it |this |me )?"
             r"(?:in|to|into|on|with)? ?(?:the )?(?:coordinators?|review|human|manual|queue)\b"
             r"|\bnot bother the coordinators?\b"
+            r"|\b(?:do not|don't|dont) (?:send|forward|pass|show|give) (?:it |this |me )?(?:to )?"
+            r"(?:a |the |any )?(?:human|person|reviewer|coordinator|staff)\b"
+            r"|\btreat (?:that|this|the|my) (?:next |following |future |later )?(?:message|e-?mail|"
+            r"reply|response|one) as\b"
+            r"|\bwithout (?:putting it in front of|showing it to|sending it to|involving|"
+            r"looping in|passing it to) (?:a |the |any )?(?:reviewer|coordinator|human|person|"
+            r"anyone|staff)\b"
+            r"|\bno need to (?:loop in|involve|bother|escalate to|send (?:it |this )?to|pass "
+            r"(?:it |this )?to) (?:a |the |any )?(?:coordinator|reviewer|human|person|staff|anyone)"
+            r"|(?:\b|_)without[ _-](?:human[ _-]|manual[ _-]|any[ _-])?review\b"
             r"|\bauto-?approv"
             r"|\b(?:do not|don't|dont|never|must not|mustn't) (?:cancel|remove|revoke|terminate|"
             r"flag|escalate|forward|report)\b"
@@ -149,7 +159,16 @@ _PHRASES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
             r"|\bclassif\w* (?:of )?(?:my|this) (?:reply|e-?mail|message|response)\b"
             r"|\bwith (?:high|full|maximum|max|100 ?%?|complete) confidence\b"
             r"|\b(?:case|ticket|this) (?:closes|close|gets closed|is closed) automatically\b"
-            r"|[\"']?\b(?:bucket|hitl|confidence|verdict)\b[\"']?\s*[:=]"
+            r"|[\"']?\b(?:bucket|hitl\w*|confidence|verdict|failed_checks|outreach)\b[\"']?\s*[:=]"
+            # "Label: acknowledgment", "status: closed": an answer written for the machine.
+            r"|\b(?:label|status|outcome|classification|category|disposition|result)\s*[:=]\s*"
+            r"[\"']?(?:acknowledg\w*|question|update|escalation|resolved|closed|approved|exempt|"
+            r"passed|compliant|cleared)\b"
+            r"|\bfor (?:the |whatever |any |your )?(?:automated|automatic|ai|machine) "
+            r"(?:reader|system|processor|filter|screener|tool)s?\b"
+            r"|\ba (?:computer|machine|bot|program) should (?:have no trouble|be able to)\b"
+            r"|\b(?:decode|translate|unscramble|read) (?:it|this|that|the (?:next|following) "
+            r"line)\b[^\n]{0,60}\b(?:do what it says|follow it|apply it|and do it|carry it out)\b"
             r"|\bsystem (?:note|message|override|instruction|notice)s?\b"
             r"|\b(?:pre-?approved|pre-?authori[sz]ed) by\b"
             r"|\bi (?:hereby )?authori[sz]e you to\b"
@@ -206,6 +225,10 @@ def check_untrusted(text: str, subject: str = "") -> GuardrailHit | None:
             match = pattern.search(variant)
             if match:
                 return GuardrailHit(rule, f"{reason}: {match.group(0).strip()!r}")
+        match = _FOREIGN_SCRIPT.search(variant)
+        if match:
+            reason = "addresses the software that reads it, in another script"
+            return GuardrailHit("foreign_directive", f"{reason}: {match.group(0)!r}")
     return None
 
 
@@ -242,6 +265,29 @@ def _mixed_script(word: str) -> bool:
     return bool(_LATIN.search(word)) and bool(_LOOKALIKE_SCRIPT.search(word))
 
 
+def _foreign_script_phrases() -> re.Pattern[str]:
+    # Read through the same normalise() as the text: it folds marks that
+    # Devanagari and Arabic words carry, and splits Hangul into letters.
+    phrases = [
+        "自動システム",
+        "システムへ",
+        "担当者のレビュー",
+        "レビューには回さない",
+        "автоматической системы",
+        "автоматическая система",
+        "не передавайте",
+        "на проверку",
+        "النظام الآلي",
+        "المراجعة البشرية",
+        "सिस्टम के लिए",
+        "किसी कर्मचारी को",
+        "자동 시스템",
+        "시스템에게",
+        "담당자에게",
+    ]
+    return re.compile("|".join(re.escape(normalise(phrase)) for phrase in phrases))
+
+
 def normalise(text: str) -> str:
     """One reading of the text: compatibility forms, look-alikes and accents folded."""
     text = unicodedata.normalize("NFKC", text)
@@ -261,9 +307,70 @@ def _readings(raw: str) -> list[str]:
     """
     unescaped = html.unescape(urllib.parse.unquote(raw))
     plain = normalise(_enclosed_letters(unescaped))
+    unspaced = normalise(_unspaced(_enclosed_letters(unescaped)))
     joined = re.sub(r"\s*\n\s*(?:>\s*)*", " ", re.sub(r"-\s*\n\s*(?:>\s*)*", "", plain))
     backwards = "\n".join(line[::-1] for line in plain.splitlines())
-    return [plain, plain.translate(_LEET), joined, backwards, codecs.encode(plain, "rot13")]
+    decoded = [unspaced, _morse(plain), _nato(plain), _pig_latin(plain)]
+    variants = [plain, joined, backwards, codecs.encode(plain, "rot13"), *filter(None, decoded)]
+    return [*variants, *(variant.translate(_LEET) for variant in variants)]
+
+
+def _unspaced(text: str) -> str:
+    """ "h 3 y   b 0 t" → "h3y b0t": letters spaced apart, words by wider gaps."""
+    lines = []
+    for line in text.splitlines():
+        tokens = line.split()
+        if len(tokens) >= 8 and sum(len(token) == 1 for token in tokens) >= 0.8 * len(tokens):
+            line = " ".join(word.replace(" ", "") for word in re.split(r"\s{2,}", line.strip()))
+        lines.append(line)
+    return "\n".join(lines)
+
+
+_MORSE_CODES = (
+    ".- -... -.-. -.. . ..-. --. .... .. .--- -.- .-.. -- -. --- .--. --.- .-. ... - ..- ...- "
+    ".-- -..- -.-- --.. ----- .---- ..--- ...-- ....- ..... -.... --... ---.. ----."
+)
+_MORSE = dict(zip(_MORSE_CODES.split(" "), "abcdefghijklmnopqrstuvwxyz0123456789", strict=True))
+
+
+def _morse(text: str) -> str:
+    """Runs of Morse code ("... -.- .. .--. / ....") spelled out in letters."""
+
+    def spell(match: re.Match[str]) -> str:
+        words = match[0].split("/")
+        return " ".join("".join(_MORSE.get(code, "") for code in word.split()) for word in words)
+
+    return re.sub(r"(?:[.-]{1,6}[ /]+){5,}[.-]{1,6}", spell, text)
+
+
+_NATO_WORDS = (
+    "alpha alfa bravo charlie delta echo foxtrot golf hotel india juliet juliett kilo lima "
+    "mike november oscar papa quebec romeo sierra tango uniform victor whiskey x-ray xray "
+    "yankee zulu"
+)
+_NATO = {word: word[0] for word in _NATO_WORDS.split(" ")}
+
+
+def _nato(text: str) -> str:
+    """ "Sierra Kilo India Papa / …" read as "skip …"."""
+
+    def spell(match: re.Match[str]) -> str:
+        return " ".join(
+            "".join(_NATO[word] for word in group.split()) for group in match[0].split("/")
+        )
+
+    words = "|".join(_NATO)
+    return re.sub(rf"(?:\b(?:{words})\b[\s/]*){{4,}}", spell, text)
+
+
+def _pig_latin(text: str) -> str:
+    """ "ot-nay end-say" read as "not send": pig latin written with hyphens."""
+
+    def plain(match: re.Match[str]) -> str:
+        stem, moved = match[1], match[2]
+        return stem if moved == "w" else moved + stem
+
+    return re.sub(r"\b([a-z']+)-([a-z]*?)ay\b", plain, text)
 
 
 def _enclosed_letters(text: str) -> str:
@@ -271,6 +378,7 @@ def _enclosed_letters(text: str) -> str:
     return text.translate(_ENCLOSED)
 
 
+_FOREIGN_SCRIPT = _foreign_script_phrases()
 _ENCLOSED = {
     start + offset: ord("A") + offset
     for start in (0x1F130, 0x1F150, 0x1F170, 0x1F1E6)
