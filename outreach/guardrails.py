@@ -312,7 +312,8 @@ def _readings(raw: str) -> list[str]:
     backwards = "\n".join(line[::-1] for line in plain.splitlines())
     decoded = [unspaced, _morse(plain), _nato(plain), _pig_latin(plain)]
     variants = [plain, joined, backwards, codecs.encode(plain, "rot13"), *filter(None, decoded)]
-    return [*variants, *(variant.translate(_LEET) for variant in variants)]
+    # Most readings of an ordinary reply are the text itself: each is checked once.
+    return list(dict.fromkeys([*variants, *(variant.translate(_LEET) for variant in variants)]))
 
 
 def _unspaced(text: str) -> str:
