@@ -163,6 +163,22 @@ def test_shift_evidence_lists_the_days_a_rider_works_and_the_van_does_not_run(
     assert "2026-11-28, 2026-11-29" in html
 
 
+def test_distance_evidence_says_when_junk_coordinates_gave_way_to_the_zip(
+    client, coordinator, django_capture_on_commit_callbacks
+):
+    vanpool = VanpoolFactory()
+    RiderFactory(vanpool=vanpool, employee=EmployeeFactory(home_zip="94587"))
+    junk = EmployeeFactory(home_zip=FAR_ZIP, home_lat=0, home_lng=0)  # (0, 0): no place
+    RiderFactory(vanpool=vanpool, employee=junk)
+    with django_capture_on_commit_callbacks(execute=True):
+        audit_vanpool(vanpool.vanpool_id)
+    case = Case.objects.get(vanpool=vanpool)
+    assert case.meta["rider_flags"][junk.employee_id]["location"] == "fail"  # measured by ZIP
+    client.force_login(coordinator)
+    html = client.get(reverse("case-detail", args=[case.case_id])).content.decode()
+    assert "the stored home coordinates (0.0, 0.0) are not a real location" in html
+
+
 def test_email_bodies_are_escaped_inside_an_inert_element(client, coordinator):
     case = CaseFactory()
     thread = EmailThread.objects.create(case=case, subject="Seat")
