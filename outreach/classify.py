@@ -204,8 +204,17 @@ FEATURES: list[Feature] = [
                 r"datos|codigo postal|informacion)\b",
                 r"\b(?:nueva direccion|nuevo turno|nuevo horario|cambio de turno)\b",
             ],
+            2.0: [
+                r"^\W*(?:fixed|corrected|updated|done|all set|taken care of)\b(?! (?:soon|later))",
+                r"^\W*(?:(?:my |the )?(?:record|address|shift|schedule|info\w*|zip|profile)|it|all|"
+                r"everything) (?:is |has been |was |now |got )?(?:fixed|corrected|updated|changed|"
+                r"sorted)\b",
+                r"\b(?:been|am|i'm|was) (?:on|doing|working|pulling) (?:storm duty|night duty|"
+                r"(?:a |an )?(?:temporary|special|temp) (?:assignment|detail)|loan to)\b",
+                r"\bgo(?:ing)? back to (?:regular|normal|my|the) (?:days|nights|hours|shift|"
+                r"schedule)\b",
+            ],
             1.5: [
-                r"^(?:fixed|corrected|updated|done|all set|taken care of)\b(?! (?:soon|later))",
                 # Leave that is over may only explain a late reply ("I was on vacation").
                 r"\b(?:took|was on|been on|was out on|got back from) (?:\w+ ){0,2}"
                 r"(?:leave|pto|fmla|vacation|disability|furlough|sabbatical|holiday)\b",
@@ -302,6 +311,9 @@ FEATURES: list[Feature] = [
                 r"[\U0001F44D\U0001F44C\U0001F64F\u2705]",  # thumbs up, ok hand, thanks, check
                 r"^(?:will|gonna|going to) (?:check|look|do|fix|update|follow up|get back)\b",
                 r"\bget back to (?:you|u|ya)\b",
+                r"^\W*got (?:this|that)\b",
+                r"\bi(?:'ll| will) (?:deal with|stop by|swing by|drop by|head over|"
+                r"sort (?:it|this) out)\b",
                 r"^(?:confirmed|confirming)\b|\bi (?:still|do) (?:live|ride|work)\b",
                 r"\bjust (?:saw|seen|read|got|noticed|opened) (?:this|your|it|the)\b",
                 r"\bi(?:'ll| will) (?:get|ask|have) (?:hr|payroll|my \w+|them|someone) to "
@@ -354,6 +366,8 @@ FEATURES: list[Feature] = [
                 r"\b(?:abogado|demanda\w*|acoso|discrimina\w*|queja|represalia\w*|sindicato)\b",
                 r"\bhablar con (?:un|el|una|la|su|mi) (?:gerente|supervisor\w*|jefe|persona)\b",
                 r"\byou(?:'ll| will) (?:regret|be sorry|hear from)\b|\bor else\b",
+                r"\b(?:they|you|he|she|somebody|someone)(?:'d)? better not\b"
+                r"|\bwatch (?:your|their) back\b|\bshow (?:their|your|his|her) face\b",
                 # Wants a person, or raises what only a person may weigh.
                 r"\b(?:discuss|talk about|go over) (?:it|this|that) with (?:someone|somebody|"
                 r"a (?:real )?person|a human)\b",
@@ -399,10 +413,14 @@ def classify_by_rules(body: str, subject: str = "") -> ReplyClassification:
         # Inside a question, "my new schedule" or "thanks" is context, not news.
         asked = sentence.endswith("?") or sentence.startswith("¿")
         found = [(f, m) for f in FEATURES if (m := f.pattern.search(sentence))]
+        # "If someone is on leave…" imagines a change; it does not report one.
+        hypothetical = sentence.startswith(("if ", "what if ", "suppose ", "in case "))
         # A question asked in anger ("who the hell approved this?") is rhetorical.
         rhetorical = asked and any(f.bucket == "escalation" for f, _ in found)
         for feature, match in found:
             if rhetorical and feature.bucket == "question":
+                continue
+            if hypothetical and feature.bucket == "update":
                 continue
             damped = asked and feature.bucket in ("update", "acknowledgment")
             scores[feature.bucket] += feature.weight * (0.5 if damped else 1.0)
@@ -461,6 +479,11 @@ _SHORTHAND = {
     "cant": "can't",
     "isnt": "isn't",
     "wasnt": "wasn't",
+    "hasnt": "hasn't",
+    "havent": "haven't",
+    "hadnt": "hadn't",
+    "arent": "aren't",
+    "werent": "weren't",
 }
 _SHORTHAND_RE = re.compile(r"\b(?:" + "|".join(_SHORTHAND) + r")\b")
 

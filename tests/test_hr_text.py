@@ -62,6 +62,10 @@ from vanpools.schedules import ScheduleError, describe_weekly
         ("Weekdays 7am-3pm except Wednesdays", "Mon/Tue 07:00–15:00, Thu/Fri 07:00–15:00"),
         ("Mon-Fir 0700-1530", "Mon–Fri 07:00–15:30"),
         ("M-F 8am-4:30pm, telework Tue", "Mon 08:00–16:30, Wed–Fri 08:00–16:30"),
+        ("M/W 0700-1730, F 0700-1130", "Mon 07:00–17:30, Wed 07:00–17:30, Fri 07:00–11:30"),
+        ("Day (0600-1430) M-F", "Mon–Fri 06:00–14:30"),
+        ("MON-FRI 0700 1530", "Mon–Fri 07:00–15:30"),
+        ("days M-F 0630-1500 / storm duty as needed", "Mon–Fri 06:30–15:00"),
     ],
 )
 def test_it_reads_the_common_ways_hr_writes_a_week(text, read):
@@ -80,6 +84,12 @@ def test_hours_without_am_pm_keep_every_plausible_reading():
     readings = [describe_weekly(reading) for reading in raised.value.readings]
     assert readings == ["Mon–Fri 09:00–17:00", "Mon–Fri 21:00–05:00"]
     assert len(read_schedule_readings("Mon-Fri 7-15:30")) == 1  # 19:00-15:30 is not a shift
+
+
+def test_each_part_keeps_its_own_readings():
+    readings = read_schedule_readings("Mon thru Thurs 6:30 to 5, Fri 6:30 to 10:30")
+    assert len(readings) == 8  # 2 readings of Mon-Thu × 4 of Friday
+    assert "Mon–Thu 06:30–17:00, Fri 06:30–10:30" in [describe_weekly(r) for r in readings]
 
 
 def test_hours_without_days_keep_the_hours_for_the_check():

@@ -123,7 +123,7 @@ _FILLER = re.compile(
     r"[a-d]-?\s?shift|shift\s+[a-d1-4]|(?:tour|platoon|crew|squad|line)\s+[a-d1-4]|"
     r"hybrid|in (?:the )?office|onsite|on-site|in person|"
     # A word for the time of day the hours already give: "nights 10pm-6:30am".
-    r"nights?|days|evenings?|mornings?|afternoons?|overnights?|swing|graveyard|hrs|only|"
+    r"nights?|days?|evenings?|mornings?|afternoons?|overnights?|swing|graveyard|hrs|only|"
     # Spanish and German fillers ("turno de noche de 22:00 a 6:30", "6:00-14:30 Uhr").
     r"de|del|turno|noches?|tardes?|mananas?|uhr|"
     # A time zone says where the clock is, not when the shift is ("MT" is left: Mon-Tue?).
@@ -159,7 +159,7 @@ class NoDaysGiven(ScheduleError):
         self.hours = hours
 
 
-MAX_READINGS = 4
+MAX_READINGS = 8
 
 
 def read_schedule_text(text: str) -> list[DaySpan]:
@@ -195,7 +195,12 @@ def _minutes(span: DaySpan) -> tuple[int, int]:
 
 
 def _read_words(text: str) -> list[list[DaySpan]]:
-    parts = [part.strip() for part in re.split(r"[;\n]", text) if part.strip()]
+    parts = [
+        piece.strip()
+        for part in re.split(r"[;\n]", text)
+        for piece in _split_by_hours(part)
+        if piece.strip()
+    ]
     if not parts:
         raise ScheduleError("no days given")
     read: list[tuple[list[tuple[str, str]], list[str]]] = []
@@ -223,6 +228,15 @@ def _read_words(text: str) -> list[list[DaySpan]]:
     ]
 
 
+def _split_by_hours(part: str) -> list[str]:
+    """ "M/W 0700-1730, F 0700-1130": a comma that starts another range of hours starts a part."""
+    pieces = [piece for piece in re.split(r",|\s/\s", part) if piece.strip()]
+    with_hours = [piece for piece in pieces if _RANGE.search(_prepared(piece))]
+    if len(with_hours) < 2 or len(with_hours) != len(pieces):
+        return [part]
+    return pieces
+
+
 def _hours(part: str) -> tuple[list[tuple[str, str]], str]:
     """The part's plausible (start, end) readings, and the words left for the days."""
     text = _prepared(part)
@@ -246,11 +260,19 @@ def _prepared(part: str) -> str:
     )
     text = re.sub(r"[\u2013\u2014\u2212\u2192]|->", "-", text)
     # A meal break inside the shift moves neither end of it.
-    text = _SHIFT_CODE.sub(" ", _LUNCH.sub(" ", text))
+    text = _SHIFT_CODE.sub(" ", _LUNCH.sub(" ", _EXTRA_DUTY.sub(" ", text)))
+    text = _MILITARY_PAIR.sub(r"\1-\2", text)
     text = _NUMBER_WORDS.sub(_number, text)
     return _PATTERN_NAME.sub(" ", text)
 
 
+# Duty beyond the regular hours, called in when needed: not the commute.
+_EXTRA_DUTY = re.compile(
+    r"[/,;+]?\s*(?:plus |and )?(?:storm duty|on-?call|overtime|ot|call-?outs?|extra shifts?)"
+    r"\s+(?:as|when|if) needed\b"
+)
+# "0700 1530": two 24-hour times side by side are a range.
+_MILITARY_PAIR = re.compile(r"\b((?:[01]\d|2[0-3])[0-5]\d)\s+((?:[01]\d|2[0-3])[0-5]\d)\b")
 _LUNCH = re.compile(
     r"\([^()]*\b(?:lunch|break|meal|almuerzo|comida|pause)\b[^()]*\)"
     # "(30m L)", "(30 min)", "(0.5 hr brk)": a break's length in brackets.
@@ -351,6 +373,9 @@ def _plausible_readings(start: _Reading, end: _Reading, part: str) -> list[tuple
     if not readings:
         _plausible(first, last, part)  # raises, naming the length
         raise ScheduleError(f"'{part}': no plausible reading of these hours")
+    # "7 to 3:30" is most often a day shift, but 19:00-03:30 is a real one too:
+    # both readings stay, and the check decides only where they agree. Reading
+    # it as the day would pass a night worker on a day van — the worst error.
     return readings
 
 
