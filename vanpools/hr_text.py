@@ -472,12 +472,9 @@ def _day_word(word: str) -> str | None:
         # A typist's slip, not a guess: only two neighbouring letters swapped.
         for i in range(len(word) - 1):
             swapped = word[:i] + word[i + 1] + word[i] + word[i + 2 :]
-            if len(swapped) >= 3 and swapped in _DAY_WORDS and swapped not in _LETTER_ONLY:
+            if swapped in _DAY_WORDS:
                 return _DAY_WORDS[swapped]
     return None
-
-
-_LETTER_ONLY = {"m", "w", "r", "f", "th", "tu", "sa", "su", "mo", "we", "fr"}
 
 
 class _NoDays(ScheduleError):
