@@ -53,7 +53,7 @@ from agents.resolve import run_check
 from agents.specialists.location import NEAR_LIMIT_MILES
 from agents.tracing import RunTrace
 from outreach.classify import BUCKETS, classify_reply
-from vanpools.geo import clean_zip
+from vanpools.geo import clean_zip, parse_coordinate
 from vanpools.models import Employee, Leave, Rider, Shift, Vanpool
 from vanpools.schedules import ScheduleError, parse_compact_weekly, parse_weekly
 
@@ -291,8 +291,10 @@ def _check_case(case: Any) -> None:
         raise ValueError("expected.flagged must be a list of employee IDs")
     if case["kind"] == "shift":
         dt.date.fromisoformat(case.get("audit_date", DEFAULT_AUDIT_DATE))
+    point(case["vanpool"].get("pickup"), "vanpool.pickup")
     for rider in riders:
         _check_pto(rider)
+        point(rider.get("home"), f"{rider['employee_id']}: home")
 
 
 def _check_reply_case(case: dict[str, Any]) -> None:
@@ -523,18 +525,19 @@ def _employee_id(raw: object, number: int) -> str:
 
 def _store_case(case: dict[str, Any], vanpool_id: str, number: int) -> None:
     van = case.get("vanpool", {})
-    pickup = van.get("pickup") or {}
+    pickup_lat, pickup_lng = point(van.get("pickup"), "vanpool.pickup")
     vanpool = Vanpool.objects.create(
         vanpool_id=vanpool_id,
         name=case["id"][:120],
         work_site="Evaluation",
-        pickup_lat=pickup.get("lat"),
-        pickup_lng=pickup.get("lng"),
+        pickup_lat=pickup_lat,
+        pickup_lng=pickup_lng,
         pickup_zip=stored_zip(van.get("pickup_zip", "")),
         max_commute_miles=van.get("max_miles"),
         schedule=van.get("schedule") or [],
     )
     for index, rider in enumerate(case["riders"]):
+        home_lat, home_lng = point(rider.get("home"), "home")
         employee = Employee.objects.create(
             employee_id=_employee_id(rider["employee_id"], number),
             first_name="Eval",
@@ -542,8 +545,8 @@ def _store_case(case: dict[str, Any], vanpool_id: str, number: int) -> None:
             email=f"eval{number}-{index}@example.com",
             work_site="Evaluation",
             home_zip=stored_zip(rider.get("home_zip", "")),
-            home_lat=(rider.get("home") or {}).get("lat"),
-            home_lng=(rider.get("home") or {}).get("lng"),
+            home_lat=home_lat,
+            home_lng=home_lng,
             time_type=rider.get("time_type", "full_time"),
             shift=_store_shift(rider.get("shift"), number, index),
         )
@@ -563,6 +566,18 @@ def _store_shift(shift: dict[str, Any] | None, number: int, index: int) -> Shift
         schedule_text=str(shift.get("schedule_text", ""))[:500],
         overnight=bool(shift.get("overnight", False)),
     )
+
+
+def point(raw: object, where: str) -> tuple[float | None, float | None]:
+    """``{"lat", "lng"}`` as numbers or as exports write them ("47.67° N"); absent → None."""
+    if raw is None or raw == {}:
+        return None, None
+    if not isinstance(raw, dict) or set(raw) != {"lat", "lng"}:
+        raise ValueError(f"{where} must be an object with lat and lng")
+    try:
+        return parse_coordinate(raw["lat"], "lat"), parse_coordinate(raw["lng"], "lng")
+    except ValueError as error:
+        raise ValueError(f"{where}: {error}") from None
 
 
 def _check_pto(rider: dict[str, Any]) -> None:
@@ -634,6 +649,7 @@ def check_lifecycle_case(case: dict[str, Any]) -> None:
         _shift_fields(shift_id, shift)
     if program["vanpool"].get("schedule"):
         _weekly(program["vanpool"]["schedule"], "program.vanpool.schedule")
+    point(program["vanpool"].get("pickup"), "program.vanpool.pickup")
     riders = program.get("riders")
     if not isinstance(riders, list) or not riders:
         raise ValueError("program.riders must be a non-empty list")
@@ -645,6 +661,7 @@ def check_lifecycle_case(case: dict[str, Any]) -> None:
             raise ValueError(f"{rider['employee_id']}: shift {rider['shift']!r} is not in shifts")
         if "home_zip" not in rider:
             raise ValueError(f"{rider['employee_id']}: home_zip is required")
+        point(rider.get("home"), f"{rider['employee_id']}: home")
         _check_pto(rider)
         ids.append(rider["employee_id"])
     if len(set(ids)) != len(ids):
@@ -687,6 +704,7 @@ def _check_event(event: Any, index: int, riders: set[str], shifts: dict) -> None
             )
         if event.get("shift") and event["shift"] not in shifts:
             raise ValueError(f"{where}: shift {event['shift']!r} is not in program.shifts")
+        point(event.get("home"), f"{where}: home")
     if kind == "decide":
         if event.get("action") not in ACTION_KINDS:
             raise ValueError(f"{where}: action must be one of {', '.join(ACTION_KINDS)}")
@@ -872,7 +890,7 @@ def empty_scratch_database() -> None:
 def _build_program(case: dict[str, Any]) -> Any:
     program = case["program"]
     van = program["vanpool"]
-    pickup = van.get("pickup") or {}
+    pickup_lat, pickup_lng = point(van.get("pickup"), "program.vanpool.pickup")
     shifts = {
         shift_id: Shift.objects.create(**_shift_fields(shift_id, shift))
         for shift_id, shift in program.get("shifts", {}).items()
@@ -882,14 +900,15 @@ def _build_program(case: dict[str, Any]) -> Any:
         name=str(van.get("name", case["id"]))[:120],
         work_site=van.get("work_site", "Fremont Campus"),
         pickup_address=van.get("pickup_address", ""),
-        pickup_lat=pickup.get("lat"),
-        pickup_lng=pickup.get("lng"),
+        pickup_lat=pickup_lat,
+        pickup_lng=pickup_lng,
         pickup_zip=stored_zip(van.get("pickup_zip", "")),
         max_commute_miles=van.get("max_miles"),
         schedule=_weekly(van["schedule"], "vanpool.schedule") if van.get("schedule") else [],
     )
     for index, rider in enumerate(program["riders"]):
         first, _, last = str(rider.get("name", f"Rider {index + 1}")).partition(" ")
+        home_lat, home_lng = point(rider.get("home"), "home")
         employee = Employee.objects.create(
             employee_id=rider["employee_id"],
             first_name=first,
@@ -897,8 +916,8 @@ def _build_program(case: dict[str, Any]) -> Any:
             email=rider.get("email", f"{rider['employee_id'].lower()}@example.com"),
             work_site=vanpool.work_site,
             home_zip=stored_zip(rider["home_zip"]),
-            home_lat=(rider.get("home") or {}).get("lat"),
-            home_lng=(rider.get("home") or {}).get("lng"),
+            home_lat=home_lat,
+            home_lng=home_lng,
             time_type=rider.get("time_type", "full_time"),
             status=rider.get("status", "active"),
             shift=shifts.get(rider.get("shift", "")),
@@ -1027,8 +1046,7 @@ def _change_record(event: dict[str, Any]) -> None:
         if "home" not in event:
             employee.home_lat = employee.home_lng = None  # a new address: old coordinates go
     if "home" in event:
-        home = event["home"] or {}
-        employee.home_lat, employee.home_lng = home.get("lat"), home.get("lng")
+        employee.home_lat, employee.home_lng = point(event["home"], "home")
     if "shift" in event:
         employee.shift = Shift.objects.get(shift_id=event["shift"]) if event["shift"] else None
     if "time_type" in event:

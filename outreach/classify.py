@@ -28,6 +28,10 @@ REPLY_LANGUAGES = ["en", "es"]
 # The rules' confidence only reaches 1.0 once the winning bucket has this much
 # evidence: one clear phrase ("I moved", "got it") is enough, a lone "ok" is not.
 STRONG_EVIDENCE = 2.0
+# Escalation features this strong (asking for a person, the law, a union,
+# discrimination, a threat, privacy) decide the bucket whatever else the
+# reply says: a person reads it (DESIGN.md step 5).
+DECISIVE = 3.0
 # Replies whose readings lead to the same action: an update re-audits the
 # failed checks, an acknowledgment every check; either way the record decides.
 SAME_ACTION = frozenset({"update", "acknowledgment"})
@@ -139,7 +143,21 @@ FEATURES: list[Feature] = [
                 r"\b(?:incapacidad|licencia|baja medica|baja por maternidad|permiso medico|"
                 r"de vacaciones|de baja)\b",
                 r"\bnew (?:address|shift|schedule|hours|home|apartment|place|position|role|flat|"
-                r"house|condo)\b",
+                r"house|condo|route|run|bid line|line|start time|end time|assignment|crew|"
+                r"station|base|post|posting)\b",
+                # Seniority bids: "I bid on a new route", "won the 0500 line".
+                r"\b(?:bid|bidded|won|got|picked|awarded) (?:on |for |a |the |my )*(?:new )?"
+                r"(?:route|run|bid line|line|shift|trip|position|schedule|bid)\b",
+                # A stint that is over: "my temporary assignment ended Nov 13".
+                r"\b(?:assignment|detail|loan|rotation|posting|training|project|season|stint|"
+                r"deployment|coverage) (?:\w+ ){0,4}(?:ended|is over|was over|finished|"
+                r"wrapped up|is done|has ended)\b",
+                # "my shift change went through", "the transfer was processed".
+                r"\b(?:change|update|correction|request|transfer|paperwork)s? (?:\w+ )?"
+                r"(?:went through|(?:was|has been|is|got|were|have been) (?:processed|approved|"
+                r"completed|made|entered|done))\b",
+                r"\bi(?:'m| am) (?:now )?back (?:at|on|to|in|with) (?:the |my )?"
+                r"(?:regular|normal|usual|old|original|district|main|home|\w+ office)\b",
                 r"\b(?:transferring|transferred|moving|relocating|reassigned|been moved|floated|"
                 r"moved) to (?:the )?(?:\w+ )?"
                 r"(?:warehouse|site|plant|office|campus|building|location|store|facility|"
@@ -213,6 +231,10 @@ FEATURES: list[Feature] = [
                 r"(?:a |an )?(?:temporary|special|temp) (?:assignment|detail)|loan to)\b",
                 r"\bgo(?:ing)? back to (?:regular|normal|my|the) (?:days|nights|hours|shift|"
                 r"schedule)\b",
+                # The record is stale and the rider states what is true.
+                r"\bmy (?:actual|real|correct|current|true) (?:hours|shift|schedule|address|zip|"
+                r"home address|start time) (?:is|are)\b",
+                r"\b(?:pushed|applied|deployed|made|put in|entered) (?:a|the) (?:fix|correction)\b",
             ],
             1.5: [
                 # Leave that is over may only explain a late reply ("I was on vacation").
@@ -240,6 +262,10 @@ FEATURES: list[Feature] = [
                 r"\b(?:is|are) (?:all )?different now\b",
                 r"\b(?:should|will|now) (?:reflect|show) (?:it|that|this|the change)\b",
                 r"\b(?:should be|is|it's|it is) (?:correct|right|fixed|updated|accurate) now\b",
+                # Someone sent the change on: "my principal sent the correction to HR".
+                r"\b(?:sent|submitted|forwarded|turned in|emailed) (?:it|the (?:\w+ )?"
+                r"(?:correction|change|update|paperwork|form|request)s?) (?:\w+ ){0,2}to "
+                r"(?:hr|payroll|benefits|human resources|personnel)\b",
                 r"\b(?:desde el|a partir del?) \d",
             ],
             0.8: [
@@ -263,6 +289,8 @@ FEATURES: list[Feature] = [
                 r"¿",
                 r"\b(?:what|how) (?:do|should|can|does|would|must) (?:i|we|this)\b",
                 r"\bwhat (?:do|does) (?:i|this) need\b",
+                r"\b(?:who|where|how) (?:do|should|can|would|will|could) (?:i|we) (?:contact|call|"
+                r"ask|reach|email|e-mail|write to|send|go to|turn to)\b",
                 r"\b(?:can|could|would) you (?:explain|tell|clarify|let me know|confirm|help)\b",
                 r"\b(?:not sure|unsure|confused|don't understand|do not understand) ",
                 r"\b(?:por que|que (?:tengo|debo|necesito)|como (?:puedo|hago|actualizo)|"
@@ -275,8 +303,9 @@ FEATURES: list[Feature] = [
                 r"verify)\b",
             ],
             1.0: [
-                r"^(?:why|what|how|which|where|when|who|is|are|do|does|can|could|should|will|"
-                r"would)\b",
+                r"^(?:(?:also|and|so|but|oh|ok|okay|hi|hey|btw|one more thing|another thing)"
+                r"[,:]? )?(?:why|what|how|which|where|when|who|is|are|do|does|can|could|should|"
+                r"will|would)\b",
                 # "that's why" explains; it does not ask.
                 r"(?<!that's )(?<!that is )(?<!this is )(?<!which is )\bwhy\b",
                 r"\b(?:which|where|whom)\b",
@@ -297,8 +326,8 @@ FEATURES: list[Feature] = [
             2.0: [
                 r"\b(?:got it|understood|will do|noted|sounds good|makes sense|received|"
                 r"message received|all good|no problem|roger|copy that|acknowledged)\b",
-                r"\b(?:got|saw|read|have|seen) (?:your|the|this) (?:e-?mail|message|note|notice|"
-                r"letter|reminder)\b",
+                r"(?<!who )(?<!that )(?<!who all )\b(?:got|saw|read|have|seen) (?:your|the|this) "
+                r"(?:e-?mail|message|note|notice|letter|reminder)\b",
                 r"\bi(?:'ll| will) (?:take care|look into|look at|check on|get to|"
                 r"get (?:it|this|that) (?:fixed|updated|sorted)|update|fix|correct|check|handle|"
                 r"do|reach out|contact|confirm|verify|follow up|circle back|double[- ]?check|ask|"
@@ -348,7 +377,16 @@ FEATURES: list[Feature] = [
                 r"\b(?:lawyer|attorney|legal action|sue|suing|lawsuit|court|legal counsel|eeoc|"
                 r"labor board|osha)\b",
                 r"\b(?:harass\w*|discriminat\w*|racis[tm]|sexis[tm]|retaliat\w*|profiling|"
-                r"targeting me|targeted|bully\w*|hostile)\b",
+                r"targeting|targeted|bully\w*|hostile|eeo|civil rights|equal (?:employment|"
+                r"opportunity)|singled out|singling (?:us|me|them) out)\b",
+                # "only the Hispanic drivers got this": a protected group named.
+                r"\b(?:hispanic|latino|latina|latinx|black|african american|asian|muslim|jewish|"
+                r"immigrant|mexican|filipino|arab|indian|haitian|gay|lesbian|transgender|disabled|"
+                r"older|pregnant|female|women|woman) (?:drivers|workers|employees|riders|people|"
+                r"folks|staff|ones|members|nurses|agents|crew|colleagues|coworkers|co-workers)\b",
+                r"\bbecause (?:i'm|i am|we're|we are|of my|of our) (?:\w+ )?(?:race|age|accent|"
+                r"religion|gender|ethnicity|nationality|disability|pregnan\w+|hispanic|latino|"
+                r"latina|black|muslim|old|older|a woman|an immigrant)\b",
                 r"\b(?:file|filing|filed|make|making|lodge) (?:a |an )?(?:formal )?(?:complaint|"
                 r"grievance)\b",
                 r"\b(?:report|reporting) (?:this|you|it) to\b",
@@ -377,6 +415,21 @@ FEATURES: list[Feature] = [
                 r"a (?:real )?person|a human)\b",
                 r"\b(?:medical|ada|disability|religious|reasonable) accommodation\b",
                 r"\b(?:never (?:agreed|consented)|without my (?:consent|permission))\b",
+                # Privacy: what is kept about them, and a demand to erase it.
+                r"\b(?:want|need|demand|expect) (?:it|this|that|them|my (?:data|information|"
+                r"info|address|records?|details)|all of (?:it|this)) (?:\w+ )?(?:deleted|erased|"
+                r"removed|purged)\b",
+                r"\bwhat (?:data |information |info )?(?:you(?:'re| are)|are you) (?:storing|"
+                r"keeping|collecting|holding|tracking)\b|\b(?:tracked|tracking (?:me|my))\b",
+                # Menace: "everybody on this van is gonna know who did it".
+                # Wants a person: "I want whoever runs this to call me personally".
+                r"\b(?:want|demand|expect|insist)\w* (?:\w+ ){0,4}(?:call|phone|contact|"
+                r"speak with|talk to|meet with|meet) me\b",
+                r"\b(?:have|get) (?:a|the|your) (?:manager|supervisor|director|program (?:manager|"
+                r"owner|lead|director)) (?:to )?(?:call|contact|phone|reach out to|email|"
+                r"get in touch with) me\b",
+                r"\b(?:better think twice|(?:gonna|going to|will) (?:know|find out) who "
+                r"(?:did|done))\b",
             ],
             2.0: [
                 r"\b(?:ridiculous|outrageous|unacceptable|absurd|insulting|disgusting|"
@@ -388,6 +441,12 @@ FEATURES: list[Feature] = [
                 r"(?:move|change|comply|give|provide|answer|respond|explain|update|leave|"
                 r"accept|do)\b",
                 r"\b(?:furious|angry|pissed|livid|upset|offended|insulted)\b",
+                r"\b(?:you people|think twice)\b",
+                # Rhetorical: "Are you kidding me??", "Who decided this, some computer?"
+                r"\b(?:are you (?:kidding|serious|joking)|you(?:'ve| have)? (?:got|gotta) to be "
+                r"kidding|who (?:decided|came up with) this|some (?:computer|robot|algorithm))\b",
+                r"\b(?:do not|don't|dont) (?:you )?(?:dare )?touch my (?:seat|spot)\b"
+                r"|\bhands off my (?:seat|spot)\b",
                 r"\bi(?: am|'m) not (?:moving|changing|leaving|going anywhere|giving up)\b",
                 r"\b(?:is|it's) (?:my|none of your) (?:own )?business\b",
                 r"\b(?:inaceptable|ridiculo|absurdo|me niego|no voy a|estoy (?:harto|harta|"
@@ -396,7 +455,7 @@ FEATURES: list[Feature] = [
                 r"\b(?:complaint|grievance) (?:\w+ ){0,2}(?:logged|lodged|filed|raised|recorded)\b"
                 r"|\bshould be ashamed\b",
             ],
-            1.0: [r"!{2,}", r"\b(?:never|wrong|unfair|injusto|nobody)\b"],
+            1.0: [r"!{2,}", r"\b(?:never|wrong|unfair|injusto|nobody|i swear)\b"],
         },
     ),
 ]
@@ -406,6 +465,7 @@ def classify_by_rules(body: str, subject: str = "") -> ReplyClassification:
     scores = {bucket: 0.0 for bucket in BUCKETS}
     hits: dict[str, list[str]] = {bucket: [] for bucket in BUCKETS}
     stated_update = 0.0  # update evidence outside questions
+    decisive = False  # a reason only a person may weigh
     text = _expand_shorthand(normalise(body or subject))
     # A bare "?" says "what is this?": a question, answered from the facts.
     sentences = _sentences(text) or (["?"] if "?" in text else [])
@@ -427,6 +487,8 @@ def classify_by_rules(body: str, subject: str = "") -> ReplyClassification:
             hits[feature.bucket].append(match.group(0).strip())
             if feature.bucket == "update" and not asked:
                 stated_update += feature.weight
+            if feature.bucket == "escalation" and feature.weight >= DECISIVE:
+                decisive = True
     if stated_update >= STRONG_EVIDENCE:
         # A change stated plainly is the news; a question beside it ("can you
         # confirm?") is a follow-up the re-audit's result answers.
@@ -438,6 +500,9 @@ def classify_by_rules(body: str, subject: str = "") -> ReplyClassification:
         # Capitals are weak evidence: they tip a reply that says little else
         # ("I AM NOT MOVING"), never a clear update typed in caps.
         scores["escalation"] += _shouting(body)
+    if decisive:
+        others = max(score for bucket, score in scores.items() if bucket != "escalation")
+        scores["escalation"] = max(scores["escalation"], others + STRONG_EVIDENCE)
     ranked = sorted(BUCKETS, key=lambda b: scores[b], reverse=True)
     top, runner_up = ranked[0], ranked[1]
     confidence = _confidence(scores[top], scores[runner_up])

@@ -44,7 +44,8 @@ _HIDDEN_HTML = re.compile(
     r"|(?:max-)?(?:width|height)\s*:\s*0+(?:px)?\s*[;\"'}]"
     r"|opacity\s*:\s*0*(?:\.0+)?\s*[;\"'}]"
     r"|<\s*(?:script|style|iframe)\b"
-    r"|\bhidden\s*(?:=|>)",
+    r"|\bhidden\s*(?:=|>)"
+    r"|\[//\]:\s*#",  # a Markdown comment: not shown once rendered
     re.IGNORECASE,
 )
 
@@ -54,6 +55,10 @@ _HOMOGLYPHS = str.maketrans(
     "aeopcyxijsdhlqwABEKMHOPCTXIJSYaeikvoptuxABEZHIKMNOPTYXijagiy",
 )
 _LEET = str.maketrans("013457@$", "oieastas")
+# Letters with a stroke, which NFKD leaves whole: Polish ł, Vietnamese đ, Danish ø…
+_UNDECOMPOSED = str.maketrans(
+    {"ł": "l", "Ł": "L", "đ": "d", "Đ": "D", "ø": "o", "Ø": "O", "ħ": "h", "ß": "ss", "æ": "ae"}
+)
 _LATIN = re.compile(r"[a-z]", re.IGNORECASE)
 _LOOKALIKE_SCRIPT = re.compile("[\u0370-\u03ff\u0400-\u04ff]")
 
@@ -104,7 +109,8 @@ _PHRASES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
             r"my reply)(?: one| reply| e-?mail| message)?(?: \w+)? as\b"
             r"|\b(?:classify|categori[sz]e|label|tag) as\b"
             r"|\b(?:approve|whitelist|exempt) (?:me|my (?:seat|case|membership|spot|exemption)|"
-            r"this (?:case|seat|rider|request)|the (?:case|seat|rider|membership)|our|his|her)\b"
+            r"this (?:case|seat|rider|request)|the (?:pending )?(?:case|seat|rider|membership|"
+            r"cancellation)|our|his|her)\b"
             r"|\b(?:whitelist|exempt) (?:it|this|the|my)\b"
             r"|\b(?:close|resolve|mark|approve|dismiss|clear|delete|suppress) "
             r"(?:case )?case-[0-9a-f]{8}\b"
@@ -116,8 +122,13 @@ _PHRASES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
             r"|\b(?:do not|don't) (?:place|put|send|route|add|bother|queue) (?:it |this |me )?"
             r"(?:in|to|into|on|with)? ?(?:the )?(?:coordinators?|review|human|manual|queue)\b"
             r"|\bnot bother the coordinators?\b"
-            r"|\b(?:do not|don't|dont) (?:send|forward|pass|show|give) (?:it |this |me )?(?:to )?"
-            r"(?:a |the |any )?(?:human|person|reviewer|coordinator|staff)\b"
+            r"|\b(?:do not|don't|dont|not|never|no need to) (?:to )?(?:send|forward|pass|show|give|"
+            r"route|hand|escalate)\w* (?:it |this |me |the (?:message|reply|e-?mail) )?"
+            r"(?:along |on |over |up )?(?:to )?(?:a |the |any )?(?:human|person|people|reviewer|"
+            r"coordinator|staff)\b"
+            r"|\b(?:set|change|move|switch|put|mark) (?:the |my |this |our )?(?:case|ticket|audit|"
+            r"file) (?:to|as|into) (?:closed|resolved|compliant|passed|approved|dismissed|"
+            r"cleared)\b"
             r"|\btreat (?:that|this|the|my) (?:next |following |future |later )?(?:message|e-?mail|"
             r"reply|response|one) as\b"
             r"|\bwithout (?:putting it in front of|showing it to|sending it to|involving|"
@@ -144,8 +155,12 @@ _PHRASES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
             r"decode|apply|process|execute|run|update|attach|send|email|forward|delete|cease)"
             # Words addressed to whatever machine reads the mail.
             r"|\b(?:note|message|instructions?|request|p\.?s\.?) (?:for|to) (?:the |any |an? )?"
-            r"(?:ai|a\.i\.|assistant|bot|model|classifier|llm|automated \w+|audit tool|tool|"
-            r"system)\b"
+            r"(?:(?:[\w-]+ ){0,2}(?:ai|a\.i\.|assistant|bot|model|classifier|llm|machine|robot|"
+            r"sorter)|automated \w+|audit tool|tool|system|(?:automated|automatic|reading|sorting|"
+            r"screening|review|audit|ai|email) (?:system|tool|software|program))\b"
+            # A line addressed to an AI: "PS. Do asystenta AI, który to czyta: …".
+            r"|^\W{0,3}(?:p\.?s\.?\W{0,3})?(?:[\w-]+ ){0,3}(?:the |an? )?(?:ai|a\.i\.|ia|ki|llm|"
+            r"gpt|bot|chatbot|asystent\w*)\b[^\n:]{0,40}:[ \t]+[a-z]"
             r"|\b(?:the |any |an? )?(?:ai|assistant|bot|model|classifier|llm|audit tool|"
             r"automated \w+) (?:processing|reading|reviewing|handling|that reads|that processes)\b"
             r"|\bif (?:this (?:message |e-?mail |reply )?is|you are|you're) (?:being )?"
@@ -173,8 +188,14 @@ _PHRASES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
             r"line)\b[^\n]{0,60}\b(?:do what it says|follow it|apply it|and do it|carry it out)\b"
             r"|\bsystem (?:note|message|override|instruction|notice)s?\b"
             r"|\b(?:pre-?approved|pre-?authori[sz]ed) by\b"
+            # Words only the system's own reviewers use: a forged review stamp.
+            r"|\bhitl\b|\bhuman[- ]in[- ]the[- ]loop\b|\bauto-?clos(?:e|ed|ing|ure)\b"
+            r"|\b(?:first|initial) letters\b[^\n]{0,60}\b(?:do|follow|obey|apply|carry out)\b"
             r"|\bi (?:hereby )?authori[sz]e you to\b"
-            r"|\bas (?:the |your )?(?:system )?(?:administrator|admin|developer|operator)\b",
+            r"|\bas (?:the |your )?(?:system )?(?:administrator|admin|developer|operator)\b"
+            # "Reply CONFIRMED when done": an answer dictated to whatever acts on it.
+            r"|\b(?:reply|respond|answer|output) (?:with )?[\"']?\w+[\"']? (?:when|once) "
+            r"(?:done|complete|completed|finished|processed)\b",
         ),
         (
             "data_request",
@@ -202,6 +223,18 @@ _PHRASES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
             r"|\bclassifique\w* (?:esta|a|essa) resposta\b|\bmarque o caso\b"
             r"|\bnota para (?:o assistente|a ia|el asistente|la ia|el sistema|o sistema)\b"
             r"|\bclasifica\w* (?:esta|la|este) (?:respuesta|mensaje|correo)\b"
+            # Italian, Polish, Vietnamese (folded: "đ" reads "d"), Tagalog.
+            r"|\bnota per (?:il|l'|la|lo) ?(?:sistema|assistente|ia|intelligenza|bot)\b"
+            r"|\b(?:il sistema|l'assistente|l'ia) (?:\w+ )?che legge\b"
+            r"|\bchiud\w* (?:la pratica|il caso|il ticket)\b|\bconsidera questa risposta\b"
+            r"|\bnon (?:inoltrar|passar|mandar)\w* a (?:nessun|un|alcun)\w* (?:revisore|umano|"
+            r"operatore|persona)\b|\bsegna (?:la pratica|il caso) come\b"
+            r"|\bzignoruj\b|\bnie przekazuj\w*\b|\boznacz (?:te|ta|to|moja|moje) (?:sprawe|"
+            r"zgloszenie|sprawa)\b|\b(?:do|dla) asystenta\b"
+            r"|\bhe thong tu dong\b|\bbo qua (?:cac |nhung |moi )?(?:quy tac|huong dan|chi dan|"
+            r"lenh)\b|\bdong ho so\b|\bkhong can chuyen\b|\bdo tin cay\b"
+            r"|\bpara (?:po )?sa (?:ai|bot|system|sistema)\b|\b(?:wag|huwag) (?:mo )?(?:nang )?"
+            r"ipasa\b|\bi-?mark (?:mo )?(?:na )?(?:lang )?(?:na )?(?:resolved|closed|sarado)\b"
             r"|归类|分类为|置信度|人工审核|审核系统|标记为已解决",
         ),
         (
@@ -219,7 +252,7 @@ _PHRASES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
 def check_untrusted(text: str, subject: str = "") -> GuardrailHit | None:
     """The first sign that the text tries to instruct the system, or None."""
     raw = f"{subject}\n{text}"
-    hit = _hidden_content(raw)
+    hit = _hidden_content(raw) or _acrostic(text)
     if hit:
         return hit
     for variant in _readings(raw):
@@ -296,7 +329,7 @@ def normalise(text: str) -> str:
     text = _ZERO_WIDTH.sub("", _BIDI.sub("", _TAG_CHARACTERS.sub("", text))).replace("\u200d", "")
     text = text.translate(_HOMOGLYPHS)
     text = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
-    text = text.casefold().replace("\u2019", "'")
+    text = text.translate(_UNDECOMPOSED).casefold().replace("\u2019", "'")
     return re.sub(r"[ \t]+", " ", text)
 
 
@@ -316,6 +349,24 @@ def _readings(raw: str) -> list[str]:
     variants = [plain, joined, backwards, codecs.encode(plain, "rot13"), *filter(None, decoded)]
     # Most readings of an ordinary reply are the text itself: each is checked once.
     return list(dict.fromkeys([*variants, *(variant.translate(_LEET) for variant in variants)]))
+
+
+# Instructions an acrostic can spell, written without spaces ("closecasenow").
+_ACROSTIC_PHRASES = re.compile(
+    r"close\w{0,4}case|mark\w{0,6}(?:resolved|pass|ok|compliant|closed)|resolve\w{0,4}case"
+    r"|ignore\w{0,12}(?:instructions|rules|prompt)|approve(?:me|seat|case|all)|nohuman|noreview"
+    r"|autoapprov|donotcancel|dontcancel|dismiss\w{0,4}case|skipreview|passme|keepmyseat"
+)
+
+
+def _acrostic(raw: str) -> GuardrailHit | None:
+    """The first letters of six or more lines, when they spell an instruction."""
+    lines = [line.strip() for line in normalise(raw).splitlines() if line.strip()]
+    initials = "".join(line[0] for line in lines if line[0].isalpha())
+    match = _ACROSTIC_PHRASES.search(initials) if len(initials) >= 6 else None
+    if match is None:
+        return None
+    return GuardrailHit("acrostic", f"its lines' first letters spell {match.group(0)!r}")
 
 
 def _unspaced(text: str) -> str:

@@ -188,6 +188,17 @@ def test_it_exits_non_zero_below_target(tmp_path):
             "line 1: expected.verdict must be pass, fail or unknown",
         ),
         ("\n", "no cases"),
+        (
+            '{"kind": "location", "id": "x", "vanpool": {"pickup_zip": "94538"}, "riders": '
+            '[{"employee_id": "E1", "home": {"lat": "37.5", "lng": "north"}}], '
+            '"expected": {"verdict": "pass"}}\n',
+            "line 1: E1: home: 'north' is not a coordinate",
+        ),
+        (
+            '{"kind": "location", "id": "x", "vanpool": {"pickup": {"lat": 37.5}}, "riders": '
+            '[{"employee_id": "E1", "home_zip": "94538"}], "expected": {"verdict": "pass"}}\n',
+            "line 1: vanpool.pickup must be an object with lat and lng",
+        ),
     ],
 )
 def test_it_says_which_line_of_an_evaluation_file_is_wrong(tmp_path, content, message):
@@ -195,6 +206,24 @@ def test_it_says_which_line_of_an_evaluation_file_is_wrong(tmp_path, content, me
     path.write_text(content)
     with pytest.raises(CommandError, match=message):
         call_command("evaluate", str(path))
+
+
+def test_it_reads_coordinates_written_as_text_in_an_evaluation_file(tmp_path):
+    case = {
+        "kind": "location",
+        "id": "text-coordinates",
+        "vanpool": {"pickup": {"lat": "47.6423", "lng": "-122.1368"}},
+        "riders": [
+            {"employee_id": "E1", "home": {"lat": "47.6740° N", "lng": "122.1215° W"}},
+            {"employee_id": "E2", "home_zip": "98052"},
+        ],
+        "expected": {"verdict": "pass", "flagged": []},
+    }
+    path = tmp_path / "text.jsonl"
+    path.write_text(json.dumps(case) + "\n")
+    result = run_manage("evaluate", str(path), "--json")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["cases"][0]["correct"] is True
 
 
 def test_it_benchmarks_a_small_program_in_a_scratch_database(tmp_path):

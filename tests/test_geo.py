@@ -18,6 +18,7 @@ from vanpools.geo import (
     haversine_miles,
     is_plausible,
     normalise_zip,
+    parse_coordinate,
     zip_centroid,
 )
 
@@ -157,6 +158,41 @@ def test_it_normalises_zips(raw, expected):
 )
 def test_it_cleans_a_zip_into_its_stored_form(raw, stored):
     assert clean_zip(raw) == stored
+
+
+@pytest.mark.parametrize(
+    ("raw", "axis", "value"),
+    [
+        (37.59, "lat", 37.59),
+        (-122, "lng", -122.0),
+        (" 37.59 ", "lat", 37.59),
+        ("47.6740° N", "lat", 47.674),
+        ("122.1215° W", "lng", -122.1215),
+        ("W122.5", "lng", -122.5),
+        ("33.9 S", "lat", -33.9),
+        ("47°40'30\"N", "lat", 47.675),
+        ("−73.98", "lng", -73.98),  # a typographic minus sign
+    ],
+)
+def test_it_reads_a_coordinate_as_exports_write_it(raw: object, axis: str, value: float):
+    assert parse_coordinate(raw, axis) == pytest.approx(value)
+
+
+@pytest.mark.parametrize(
+    ("raw", "axis", "message"),
+    [
+        ("north", "lat", "'north' is not a coordinate"),
+        ("nan", "lat", "'nan' is not a coordinate"),
+        (True, "lat", "True is not a coordinate"),
+        (None, "lng", "None is not a coordinate"),
+        ("122.1 W", "lat", "'122.1 W' is W, which is no latitude"),
+        ("-33.9 S", "lat", "'-33.9 S' gives both a sign and a hemisphere"),
+        ("N 40 N", "lat", "'N 40 N' is not a coordinate"),
+    ],
+)
+def test_it_refuses_a_coordinate_it_cannot_read(raw: object, axis: str, message: str):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        parse_coordinate(raw, axis)
 
 
 def test_swapped_latitude_and_longitude_is_not_a_place():

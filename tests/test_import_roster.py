@@ -149,8 +149,8 @@ def test_it_imports_employees_from_csv(tmp_path):
             EMPLOYEE
             | {
                 "title": "Technician",
-                "home_lat": "37.59",
-                "home_lng": "-122.01",
+                "home_lat": "37.59° N",
+                "home_lng": "122.01° W",
                 "status": "on leave",
                 "time_type": "part_time",
                 "shift_id": "SH-DAY",
@@ -165,11 +165,12 @@ def test_it_imports_employees_from_csv(tmp_path):
     result = import_file(path)
     assert counts(result, "employees") == (2, 0, 0)
     ana = Employee.objects.get(employee_id="EMP-1001")
-    assert (ana.status, ana.time_type, ana.shift, ana.home_lat) == (
+    assert (ana.status, ana.time_type, ana.shift, ana.home_lat, ana.home_lng) == (
         "on_leave",
         "part_time",
         shift,
         37.59,
+        -122.01,
     )
     seat = ana.memberships.get()
     assert (seat.vanpool.vanpool_id, seat.joined, seat.status) == (
@@ -423,12 +424,17 @@ def test_it_restores_zips_a_spreadsheet_mangled(given, stored):
         (
             "employees",
             {"home_lat": "north", "home_lng": "-122"},
-            "line 2, home_lat: 'north' is not a number",
+            "line 2, home_lat: 'north' is not a coordinate",
         ),
         (
             "employees",
             {"home_lat": "nan", "home_lng": "-122"},
-            "line 2, home_lat: 'nan' is not a number",
+            "line 2, home_lat: 'nan' is not a coordinate",
+        ),
+        (
+            "employees",
+            {"home_lat": "122.1 W", "home_lng": "-122"},
+            "line 2, home_lat: '122.1 W' is W, which is no latitude",
         ),
         ("employees", {"email": "ana@"}, "line 2, email: Enter a valid email address (got 'ana@')"),
         (

@@ -85,6 +85,48 @@ def is_plausible(point: Point) -> bool:
     return in_range and lat >= SOUTHERNMOST_LATITUDE and (lat, lng) != (0, 0)
 
 
+# "47.674", "47.6740° N", "122.1215 W", "W122.1215", "47°40'26.6\"N": how exports
+# write one coordinate. Degrees, optional minutes and seconds, a hemisphere letter.
+_COORDINATE = re.compile(
+    r"(?P<pre>[NSEW])?\s*(?P<sign>[+-])?\s*(?P<deg>[0-9]+(?:\.[0-9]+)?)\s*°?"
+    r"(?:\s*(?P<min>[0-9]+(?:\.[0-9]+)?)\s*['′])?(?:\s*(?P<sec>[0-9]+(?:\.[0-9]+)?)\s*(?:\"|″|''))?"
+    r"\s*(?P<post>[NSEW])?",
+    re.IGNORECASE,
+)
+_HEMISPHERES = {"lat": ("N", "S"), "lng": ("E", "W")}
+_AXIS_NAMES = {"lat": "latitude", "lng": "longitude"}
+
+
+def parse_coordinate(raw: object, axis: str) -> float:
+    """One latitude (``axis="lat"``) or longitude (``"lng"``) as a float, from a number or text.
+
+    A hemisphere letter sets the sign (S and W are negative) and must suit the
+    axis: "122.12° W" is no latitude. Raises ValueError saying what is wrong.
+    Range is not checked here: the location check treats out-of-range points as junk.
+    """
+    if isinstance(raw, bool) or not isinstance(raw, str | int | float):
+        raise ValueError(f"{raw!r} is not a coordinate")
+    if isinstance(raw, int | float):
+        value = float(raw)
+    else:
+        match = _COORDINATE.fullmatch(raw.strip().translate(_DASHES))
+        if match is None or (match["pre"] and match["post"]):
+            raise ValueError(f"{raw!r} is not a coordinate (write 37.55, -122.1 or 37.55° N)")
+        hemisphere = (match["pre"] or match["post"] or "").upper()
+        if hemisphere and hemisphere not in _HEMISPHERES[axis]:
+            raise ValueError(f"{raw!r} is {hemisphere}, which is no {_AXIS_NAMES[axis]}")
+        if hemisphere and match["sign"]:
+            raise ValueError(f"{raw!r} gives both a sign and a hemisphere")
+        value = (
+            float(match["deg"]) + float(match["min"] or 0) / 60 + float(match["sec"] or 0) / 3600
+        )
+        if match["sign"] == "-" or hemisphere in ("S", "W"):
+            value = -value
+    if not math.isfinite(value):
+        raise ValueError(f"{raw!r} is not a coordinate (write 37.55, -122.1 or 37.55° N)")
+    return value
+
+
 def clean_zip(raw: str | None) -> str | None:
     """A US ZIP as it should be stored, ``02139`` or ``02139-4307``; None if it is not one.
 

@@ -12,7 +12,6 @@ import csv
 import difflib
 import io
 import json
-import math
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -27,7 +26,7 @@ from django.db import models, transaction
 from django.db.models.functions import Lower
 from django.utils import timezone
 
-from vanpools.geo import clean_zip
+from vanpools.geo import clean_zip, parse_coordinate
 from vanpools.models import Employee, Leave, Rider, Shift, Vanpool
 from vanpools.schedules import (
     DaySpan,
@@ -339,16 +338,14 @@ def _zip(raw: object) -> str:
     return value
 
 
-def _number(raw: object) -> float:
-    if isinstance(raw, bool) or not isinstance(raw, str | int | float):
-        raise _CellError(f"{_shown(raw)} is not a number")
-    try:
-        value = float(raw)
-    except ValueError:
-        raise _CellError(f"{_shown(raw)} is not a number") from None
-    if not math.isfinite(value):
-        raise _CellError(f"{_shown(raw)} is not a number")
-    return value
+def _coordinate(axis: str) -> Callable[[object], float]:
+    def parse(raw: object) -> float:
+        try:
+            return parse_coordinate(raw, axis)
+        except ValueError as error:
+            raise _CellError(str(error)) from None
+
+    return parse
 
 
 def _whole_number(raw: object) -> int:
@@ -465,12 +462,12 @@ COLUMNS: dict[str, dict[str, Callable[[object], Any]]] = {
         "name": _text,
         "work_site": _text,
         "work_site_address": _text,
-        "work_site_lat": _number,
-        "work_site_lng": _number,
+        "work_site_lat": _coordinate("lat"),
+        "work_site_lng": _coordinate("lng"),
         "pickup_address": _text,
         "pickup_zip": _zip,
-        "pickup_lat": _number,
-        "pickup_lng": _number,
+        "pickup_lat": _coordinate("lat"),
+        "pickup_lng": _coordinate("lng"),
         "capacity": _whole_number,
         "status": _choice(Vanpool.Status),
         "coordinator_email": _text,
@@ -486,8 +483,8 @@ COLUMNS: dict[str, dict[str, Callable[[object], Any]]] = {
         "work_site": _text,
         "home_address": _text,
         "home_zip": _zip,
-        "home_lat": _number,
-        "home_lng": _number,
+        "home_lat": _coordinate("lat"),
+        "home_lng": _coordinate("lng"),
         "status": _choice(Employee.Status),
         "time_type": _choice(Employee.TimeType),
         "shift_id": _text,
