@@ -43,7 +43,7 @@ def openai_backend(server, settings):
 
 
 def van_with_free_text_rider(
-    text: str = "Mon to Fri, 7 in the morning till 4",
+    text: str = "Mon to Fri, early or late depending on the week",
 ) -> tuple[str, str, str]:
     vanpool = VanpoolFactory(schedule=WEEKDAYS)
     day = ShiftFactory(schedule=WEEKDAYS)

@@ -82,6 +82,9 @@ def test_it_measures_antipodes_without_a_domain_error():
         (Point(45, -181), False),
         (Point(math.nan, 10), False),
         (Point(10, math.inf), False),
+        (Point(40.799, 74.478), False),  # Morristown, NJ with its minus sign lost
+        (Point(13.47, 144.75), True),  # Guam
+        (Point(52.9, 173.1), True),  # Attu, in the western Aleutians
     ],
 )
 def test_it_knows_a_real_place_from_a_sentinel(point: Point, plausible: bool):
@@ -154,6 +157,8 @@ def test_it_normalises_zips(raw, expected):
         ("9.4536E+04", "94536"),  # Excel kept every digit
         ("2.139E+03", "02139"),
         ("9.45E+04", None),  # digits lost: 94450 to 94549
+        ("'07042", "07042"),  # a spreadsheet's text marker
+        ('="07102"', "07102"),  # a spreadsheet formula keeping the zero
     ],
 )
 def test_it_cleans_a_zip_into_its_stored_form(raw, stored):

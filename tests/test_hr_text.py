@@ -66,6 +66,20 @@ from vanpools.schedules import ScheduleError, describe_weekly
         ("Day (0600-1430) M-F", "Mon–Fri 06:00–14:30"),
         ("MON-FRI 0700 1530", "Mon–Fri 07:00–15:30"),
         ("days M-F 0630-1500 / storm duty as needed", "Mon–Fri 06:30–15:00"),
+        ("1st shft M-F 6a-2:30p", "Mon–Fri 06:00–14:30"),
+        ("Weekend crew: Fri/Sat/Sun 12-hr 7a-7p", "Fri–Sun 07:00–19:00"),
+        ("PT – 24 hrs/wk: Tue, Wed, Thu 8:00am-4:30pm", "Tue–Thu 08:00–16:30"),
+        ("Straight run Mon–Fri 0515–1345", "Mon–Fri 05:15–13:45"),
+        ("Fall pick 2026: Blk 4417, Sa–We, 0545–1415", "Mon–Wed 05:45–14:15, Sat/Sun 05:45–14:15"),
+        ("Mon, Tue, Wed, Thu 05:30-16:00; Fri/Sat/Sun off", "Mon–Thu 05:30–16:00"),
+        ("Mon–Fri 0600hrs–1430hrs", "Mon–Fri 06:00–14:30"),
+        ("LOA (medical) thru 12/11/26. Regular: M-F 0600-1430.", "Mon–Fri 06:00–14:30"),
+        ("Days off Tue & Wed. Run 112: 0600-1430", "Mon 06:00–14:30, Thu–Sun 06:00–14:30"),
+        ("RDOs Sat/Sun, 6:00-14:30", "Mon–Fri 06:00–14:30"),
+        ("Garage – owl shift 2230-0700 Sun–Thu", "Mon–Thu 22:30–07:00, Sun 22:30–07:00"),
+        ("Mnday-Friday 6am-2.30pm", "Mon–Fri 06:00–14:30"),
+        ("weekdays, 6 in the morning till 2:30 in the afternoon", "Mon–Fri 06:00–14:30"),
+        ("Sat & Sun 0700-1900 + Mon 0700-1500", "Mon 07:00–15:00, Sat/Sun 07:00–19:00"),
     ],
 )
 def test_it_reads_the_common_ways_hr_writes_a_week(text, read):
@@ -98,6 +112,31 @@ def test_hours_without_days_keep_the_hours_for_the_check():
     assert raised.value.hours == [("08:00", "16:30")]
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Split run: on 0515-0915 / 1445-1845, Mon-Fri",
+        "Split 5:15-9:15 & 2:45-6:45 M-F",  # each piece's am/pm settled by the other
+        "M-F 5:15a–6:45p (split, paid spread)",
+    ],
+)
+def test_a_split_shift_runs_from_the_first_start_to_the_last_end(text):
+    assert describe_weekly(read_schedule_text(text)) == "Mon–Fri 05:15–18:45"
+
+
+def test_each_piece_of_a_split_shift_keeps_its_own_meridiem():
+    # Joined as text, "7-8p" would read 19:00-20:00; the pieces say 7am and 8pm.
+    assert describe_weekly(read_schedule_text("Split: 7-11a & 4-8p, Mon-Fri")) == (
+        "Mon–Fri 07:00–20:00"
+    )
+
+
+def test_a_crew_pattern_name_leaves_the_days_to_the_check():
+    with pytest.raises(NoDaysGiven) as raised:
+        read_schedule_text("C crew, 12s, 6a-6p, Pitman sched (day side)")
+    assert raised.value.hours == [("06:00", "18:00")]
+
+
 def test_an_unwritten_meridiem_takes_the_shorter_shift():
     assert read_schedule_text("10-6am Mon-Thu")[0].start == "22:00"
     assert read_schedule_text("Sat 8am-12")[0].end == "12:00"
@@ -123,6 +162,8 @@ def test_an_unwritten_meridiem_takes_the_shorter_shift():
         ("7am-3pm", "no days given"),
         ("Fri 7am-3pm, Fridays off", "every day named is off"),
         ("Weekdays 7am-3pm except holidays", "is not a day"),
+        ("rotating days/nights 7am-7pm", "is not a day"),  # a rotation name hides the nights
+        ("Split 0900-1000 & 0930-1700 M-F", "do not fit one day"),
     ],
 )
 def test_it_refuses_what_it_would_have_to_guess(text, why):

@@ -58,6 +58,8 @@ _DASHES = str.maketrans("\u2010\u2011\u2012\u2013\u2014\u2212", "------")
 # Export noise around the ZIP: a leading "#", a trailing country.
 _NOISE = re.compile(r"^\s*#\s*|[\s,]+(?:u\.?s\.?a?\.?|united states(?: of america)?)\s*$", re.I)
 _DROPPED_ZEROS = re.compile(r"[0-9]{3,4}|[0-9]{8}")
+# How a spreadsheet forces text: a leading apostrophe ('07042) or a formula (="07102").
+_SPREADSHEET_TEXT = re.compile(r"^\s*(?:'|=\s*\")(?P<zip>[^\"]*)\"?\s*$")
 
 
 def haversine_miles(a: Point, b: Point) -> float:
@@ -77,12 +79,22 @@ def is_plausible(point: Point) -> bool:
     Nothing it serves lies south of 15°S (American Samoa is the southernmost);
     a point there is almost always a US location with latitude and longitude
     swapped (lat -74, lng 40.7 is Manhattan), which must not be measured.
+    Nor in the Eastern Hemisphere, but for Guam, the Northern Marianas, Wake
+    and the western Aleutians: elsewhere a positive longitude is a US one that
+    lost its minus sign (40.8, 74.5 is Uzbekistan for Morristown, NJ).
     """
     lat, lng = point.lat, point.lng
     if not (math.isfinite(lat) and math.isfinite(lng)):
         return False
     in_range = -90 <= lat <= 90 and -180 <= lng <= 180
-    return in_range and lat >= SOUTHERNMOST_LATITUDE and (lat, lng) != (0, 0)
+    in_hemisphere = lng <= 0 or _in_eastern_us(lat, lng)
+    return in_range and in_hemisphere and lat >= SOUTHERNMOST_LATITUDE and (lat, lng) != (0, 0)
+
+
+def _in_eastern_us(lat: float, lng: float) -> bool:
+    pacific_islands = 10 <= lat <= 22 and 140 <= lng <= 170  # Guam, Marianas, Wake
+    aleutians = 50 <= lat <= 56 and lng >= 170
+    return pacific_islands or aleutians
 
 
 # "47.674", "47.6740° N", "122.1215 W", "W122.1215", "47°40'26.6\"N": how exports
@@ -143,7 +155,7 @@ def clean_zip(raw: str | None) -> str | None:
     """
     if not isinstance(raw, str):
         return None
-    raw = _NOISE.sub("", raw.translate(_DASHES))
+    raw = _NOISE.sub("", _SPREADSHEET_TEXT.sub(r"\g<zip>", raw.translate(_DASHES)))
     labelled = _LABELLED_ZIP.search(raw) or _ZIP_THEN_STATE.fullmatch(raw)
     value = "".join((labelled["zip"] if labelled else raw).split()).rstrip("-")
     if floated := _FLOAT_ZIP.fullmatch(value):

@@ -115,12 +115,23 @@ _RANGE = re.compile(
 # Said anywhere, like "12-hr nights" or "10 hour days", they are names too.
 _PATTERN_NAME = re.compile(
     r"\b[1-7]\s*[x/]\s*(?:[89]|1[0-2])s?\b|\b(?:8|9|10|12)[- ]?(?:hr|hour)s?\b"
+    # "12s", and the day patterns of 12-hour crews ("2-2-3"): which days, not which hours.
+    r"|\b(?:8|10|12)s\b|\b(?:2-2-3|2-3-2)\b"
 )
 _FILLER = re.compile(
     r"\b(?:(?:day|night|swing|evening|morning|graveyard|early|late|first|second|third|"
-    r"1st|2nd|3rd)\s+shift|schedule|from|every|on|at|hours|shift|"
+    r"1st|2nd|3rd|owl)\s+sh(?:i)?ft|schedule|sched|from|every|on|at|hours|sh(?:i)?ft|owl|"
     # Shift codes and labels: "B-Shift", "Tour 2:", "Crew C", "Hybrid: in office …".
     r"[a-d]-?\s?shift|shift\s+[a-d1-4]|(?:tour|platoon|crew|squad|line)\s+[a-d1-4]|"
+    r"[a-d]\s+crew|(?:weekend|weekday|day|night|swing|evening|morning|early|late)\s+crew|crew|"
+    # Bid labels: "Run 112", "Blk 4417", "Fall pick 2026", "Straight run", "(split, paid spread)".
+    r"(?:run|blk|block|bid|route|line|post)\s*#?\s*\d+|(?:fall|spring|summer|winter)\s+"
+    r"(?:pick|bid|sign-?up)(?:\s+\d{4})?|straight(?:\s+run)?|split(?:\s+(?:run|shift))?|"
+    r"(?:paid\s+)?spread|regular|normal|usual|"
+    # Employment labels: "PT – 24 hrs/wk", "Part time,".
+    r"pt|ft|part[- ]time|full[- ]time|per diem|\d+\s*hrs?\s*(?:/|per|a)\s*(?:wk|week)|"
+    # Day-pattern names: which days, not which hours ("2-2-3 Panama", "Pitman (day side)").
+    r"(?:panama|pitman)(?:\s+rotation)?|(?:day|night)\s+side|"
     r"hybrid|in (?:the )?office|onsite|on-site|in person|"
     # A word for the time of day the hours already give: "nights 10pm-6:30am".
     r"nights?|days?|evenings?|mornings?|afternoons?|overnights?|swing|graveyard|hrs|only|"
@@ -201,6 +212,8 @@ def _read_words(text: str) -> list[list[DaySpan]]:
         for piece in _split_by_hours(part)
         if piece.strip()
     ]
+    off = set().union(*(_only_days_off(part) for part in parts))
+    parts = [part for part in parts if not _only_days_off(part)]
     if not parts:
         raise ScheduleError("no days given")
     read: list[tuple[list[tuple[str, str]], list[str]]] = []
@@ -212,6 +225,9 @@ def _read_words(text: str) -> list[list[DaySpan]]:
             if len(parts) > 1:
                 raise
             raise NoDaysGiven(str(error), hours) from None
+        days = [day for day in days if day not in off]
+        if not days:
+            raise ScheduleError(f"'{part}': every day named is off")
         read.append((hours, days))
     combinations = list(itertools.product(*(hours for hours, _ in read)))
     if len(combinations) > MAX_READINGS:
@@ -228,13 +244,28 @@ def _read_words(text: str) -> list[list[DaySpan]]:
     ]
 
 
+def _only_days_off(part: str) -> set[str]:
+    """ "Fri/Sat/Sun off" written as a part of its own: the days named, else nothing."""
+    text = _prepared(part)
+    if _RANGE.search(text):
+        return set()
+    off, rest = _days_off(text)
+    return off if not _FILLER.sub(" ", rest).strip(" ,-") else set()
+
+
 def _split_by_hours(part: str) -> list[str]:
     """ "M/W 0700-1730, F 0700-1130": a comma that starts another range of hours starts a part."""
-    pieces = [piece for piece in re.split(r",|\s/\s", part) if piece.strip()]
+    pieces = [piece for piece in re.split(r",|\s/\s|\s\+\s", part) if piece.strip()]
     with_hours = [piece for piece in pieces if _RANGE.search(_prepared(piece))]
     if len(with_hours) < 2 or len(with_hours) != len(pieces):
         return [part]
+    if any(not _words_beside_hours(piece) for piece in pieces[1:]):
+        return [part]  # "0700-1100 / 1500-1900": the second piece of a split day
     return pieces
+
+
+def _words_beside_hours(piece: str) -> bool:
+    return bool(re.search(r"[a-z]", _FILLER.sub(" ", _RANGE.sub(" ", _prepared(piece)))))
 
 
 def _hours(part: str) -> tuple[list[tuple[str, str]], str]:
@@ -242,6 +273,8 @@ def _hours(part: str) -> tuple[list[tuple[str, str]], str]:
     text = _prepared(part)
     marks, text = _meridiem_pair(text)
     found = list(_RANGE.finditer(text))
+    if len(found) == 2 and _SPLIT_JOIN.fullmatch(text[found[0].end() : found[1].start()]):
+        return _split_shift(found, text, part)
     if len(found) != 1:
         raise ScheduleError(f"'{part}': expected one range of hours, e.g. 7am-3:30pm")
     match = found[0]
@@ -253,17 +286,65 @@ def _hours(part: str) -> tuple[list[tuple[str, str]], str]:
     return [(_clock(first), _clock(last)) for first, last in readings], rest
 
 
+# "0515-0915 / 1445-1845", "7-11a & 4-8p": two pieces of one working day.
+_SPLIT_JOIN = re.compile(r"\s*(?:&|/|\+|,|and|y|und)\s*")
+
+
+def _split_shift(found: list[re.Match[str]], text: str, part: str) -> tuple[list, str]:
+    """A split shift runs from the first piece's start to the last piece's end.
+
+    Each piece is read on its own (its am/pm settles its bare hours); a
+    reading counts only when the second piece starts after the first ends,
+    the same day, as a split day does.
+    """
+    first, second = found
+    pieces = [
+        _plausible_readings(_time(match, "s", part), _time(match, "e", part), part)
+        for match in (first, second)
+    ]
+    readings = sorted(
+        {
+            (start, end)
+            for (start, middle), (resume, end) in itertools.product(*pieces)
+            if start < middle <= resume < end and _is_plausible(start, end)
+        }
+    )
+    if not readings:
+        raise ScheduleError(f"'{part}': the two pieces of this split shift do not fit one day")
+    rest = text[: first.start()] + " " + text[second.end() :]
+    return [(_clock(start), _clock(end)) for start, end in readings], rest
+
+
 def _prepared(part: str) -> str:
     """One spelling of the part: lower case, accents, dashes and arrows folded, notes removed."""
     text = "".join(
         c for c in unicodedata.normalize("NFKD", part.lower()) if not unicodedata.combining(c)
     )
     text = re.sub(r"[\u2013\u2014\u2212\u2192]|->", "-", text)
+    # A leave note says when the rider is away, not the hours: "LOA (medical) thru 12/11/26."
+    text = _LEAVE_NOTE.sub(" ", text)
+    text = re.sub(r"\b(\d{4})\s*(?:hrs|hr|h)\b", r"\1", text)  # "0600hrs"
+    text = _SPOKEN_MERIDIEM.sub(_spoken_meridiem, text)
     # A meal break inside the shift moves neither end of it.
     text = _SHIFT_CODE.sub(" ", _LUNCH.sub(" ", _EXTRA_DUTY.sub(" ", text)))
     text = _MILITARY_PAIR.sub(r"\1-\2", text)
     text = _NUMBER_WORDS.sub(_number, text)
     return _PATTERN_NAME.sub(" ", text)
+
+
+_LEAVE_NOTE = re.compile(
+    r"\b(?:loa|leave of absence|on leave|fmla|medical leave)\b[^.;\n]*?"
+    r"\b(?:thru|through|until|till|to|ends?|returns?)\s+\d{1,2}/\d{1,2}(?:/\d{2,4})?\s*[.;]"
+)
+# "6 in the morning till 2:30 in the afternoon": the meridiem said in words.
+_SPOKEN_MERIDIEM = re.compile(
+    r"\b(?P<time>\d{1,2}(?::\d{2})?)\s+(?:o'?clock\s+)?(?:in the (?P<part>morning|afternoon|"
+    r"evening)|at (?P<night>night))\b"
+)
+
+
+def _spoken_meridiem(match: re.Match[str]) -> str:
+    return match["time"] + ("am" if match["part"] == "morning" else "pm")
 
 
 # Duty beyond the regular hours, called in when needed: not the commute.
@@ -405,6 +486,10 @@ def _days(rest: str, part: str) -> list[str]:
     rest = re.sub(r"\b(?:7 days(?: a week)?|every day)\b", " daily ", rest)
     off, rest = _days_off(rest)
     text = " ".join(_FILLER.sub(" ", rest).split())
+    text = _LEADING_LABEL.sub(_unless_days, text)
+    if not text.strip(" ,-") and off:
+        # "RDOs Sat/Sun, 6:00-14:30": the days worked are the rest of the week.
+        return [day for day in WEEKDAYS if day not in off]
     if not text.strip(" ,-"):
         raise _NoDays(f"'{part}': no days given")
     items = [item.strip(" -") for item in re.split(r"\s*(?:,|/|&|\band\b|\+)\s*", text)]
@@ -420,6 +505,15 @@ def _days(rest: str, part: str) -> list[str]:
     if not days:
         raise ScheduleError(f"'{part}': every day named is off")
     return days
+
+
+# "Garage – owl shift …": a one-word place or unit before a spaced dash.
+_LEADING_LABEL = re.compile(r"^(?P<word>[a-z]+) - ")
+
+
+def _unless_days(match: re.Match[str]) -> str:
+    word = match["word"]
+    return match[0] if _day_word(word) or word in _DAY_SETS else ""
 
 
 def _days_off(rest: str) -> tuple[set[str], str]:
@@ -442,6 +536,7 @@ def _days_off(rest: str) -> tuple[set[str], str]:
         return " "
 
     rest = _NOW_AND_THEN_OFF.sub(now_and_then, rest)
+    rest = _DAYS_OFF_LIST.sub(always, rest)
     rest = _TELEWORK.sub(always, rest)
     rest = _EXCEPT.sub(always, rest)
     return off, _OFF.sub(always, rest)
@@ -459,7 +554,11 @@ _TELEWORK = re.compile(
     rf"\b(?:telework(?:ing)?|remote|wfh|work(?:ing)? from home)\s*:?\s*(?:on\s+)?{_DAY_LIST}"
 )
 _EXCEPT = re.compile(rf"\b(?:except|excl\.?|excluding|but not)\s+{_DAY_LIST}")
-_OFF = re.compile(r"\b(?P<days>[a-z]+)\s+off\b")
+# "Days off Tue & Wed", "RDOs Sat/Sun", "rest days: Sun, Mon".
+_DAYS_OFF_LIST = re.compile(
+    rf"\b(?:days? off|off days?|rdos?|regular days? off|rest days?)\s*:?\s*{_DAY_LIST}"
+)
+_OFF = re.compile(r"\b(?P<days>[a-z]+(?:\s*(?:/|&|\band\b)\s*[a-z]+)*)\s+off\b")
 
 
 def _day_word(word: str) -> str | None:
@@ -474,7 +573,17 @@ def _day_word(word: str) -> str | None:
             swapped = word[:i] + word[i + 1] + word[i] + word[i + 2 :]
             if swapped in _DAY_WORDS:
                 return _DAY_WORDS[swapped]
+    if len(word) >= 5:
+        # Or one letter dropped from a whole day name ("Mnday", "Wednsday").
+        for name in _FULL_DAY_NAMES:
+            if len(name) == len(word) + 1 and any(
+                name[:i] + name[i + 1 :] == word for i in range(len(name))
+            ):
+                return _DAY_WORDS[name]
     return None
+
+
+_FULL_DAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 
 
 class _NoDays(ScheduleError):
