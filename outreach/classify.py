@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from agents import llm
 from agents.tracing import RunTrace, traced_structured
 from outreach.guardrails import check_untrusted, normalise
+from outreach.language import unread_passages
 
 Bucket = Literal["acknowledgment", "question", "update", "escalation"]
 BUCKETS: tuple[Bucket, ...] = get_args(Bucket)
@@ -70,7 +71,7 @@ def classify_reply(
             hitl=True,
             guardrail=hit.rule,
         )
-    rules = classify_by_rules(body, subject)
+    rules = classify_by_rules(body + _forwarded_news(text, body), subject)
     backend = llm.get_backend()
     if isinstance(backend, llm.OpenAIClient):
         return _ask_model(backend, body, subject, rules, trace)
@@ -91,6 +92,29 @@ def strip_quoted(text: str) -> str:
 
 
 _SPANISH_HEADER = re.compile(r"^El .{4,200}? escribió:\s*$", re.MULTILINE)
+_FORWARD_MARKER = re.compile(
+    r"^-{2,}\s*(?:forwarded message|original message|mensaje reenviado)\s*-{2,}\s*$",
+    re.IGNORECASE | re.MULTILINE,
+)
+_POINTS_BELOW = re.compile(
+    r"\b(?:see|read|per|as|note) (?:\w+ ){0,3}below\b|\bbelow from\b|\bforward", re.I
+)
+_HEADER_LINE = re.compile(
+    r"^(?:from|sent|date|to|cc|subject|de|para|enviado|asunto):.*$", re.I | re.M
+)
+
+
+def _forwarded_news(text: str, body: str) -> str:
+    """A forwarded message the rider points at ("see below from HR") is part of the reply.
+
+    Quoted history is our own email and is dropped; a forward carries news
+    from someone else (HR, a supervisor), which the rider is passing on.
+    """
+    marker = _FORWARD_MARKER.search(text.replace("\r\n", "\n"))
+    if marker is None or not _POINTS_BELOW.search(body):
+        return ""
+    forwarded = strip_quoted(text.replace("\r\n", "\n")[marker.end() :])
+    return "\n" + _HEADER_LINE.sub("", forwarded).strip()
 
 
 # --- Rules -------------------------------------------------------------------------------
@@ -212,12 +236,16 @@ FEATURES: list[Feature] = [
                 r"(?:the |a )?(?:\w+ ){0,2}"
                 r"(?:shifts?|days|nights|swings?|crew|team|schedule|site|location|campus|"
                 r"building|office)\b",
+                r"\bme (?:regrese|volvi|fui|mude) a vivir\b",
                 r"\b(?:me mude|nos mudamos|me cambie de casa|me cambiaron de turno|"
                 r"cambie de turno)\b",
                 r"\bme (?:cambiaron|pasaron|movieron|asignaron) (?:a|al|a la|de|del) ",
                 # "ya lo actualizó": accents are folded, so "ya" (already) tells the
                 # done change from the promise "lo actualizo".
-                r"\bya (?:lo |la |los |me |se )?(?:actualiz|cambi|corrigi|modific|arregl)\w*",
+                r"\bya (?:lo |la |los |me |se )?(?:actualiz|actualic|cambi|corrigi|modific|arregl|"
+                r"updat|fix|chang)\w*",
+                r"\b(?:el|la|mi) (?:supervisor\w*|jefe|jefa|gerente|manager|lead|recursos humanos|"
+                r"rh|hr) (?:ya )?(?:lo |la |me )?(?:cambi|actualiz|corrigi|arregl|modific)\w*",
                 r"\b(?:actualice|cambie|corregi|modifique) (?:\w+ ){0,2}(?:direccion|turno|horario|"
                 r"datos|codigo postal|informacion)\b",
                 r"\b(?:nueva direccion|nuevo turno|nuevo horario|cambio de turno)\b",
@@ -248,7 +276,8 @@ FEATURES: list[Feature] = [
                 r"\bi (?:now|currently) (?:live|work)\b",
                 r"\b(?:no longer|don't|do not) (?:live|work) (?:in|at|on|the|near)\b",
                 r"\bas of (?:last|this|monday|tuesday|wednesday|thursday|friday|\w+ \d)",
-                r"\b(?:ahora|actualmente) (?:vivo|trabajo|estoy)\b",
+                r"\b(?:ahora|actualmente) (?:vivo|trabajo|estoy)\b|\b(?:shift|turno|horario) "
+                r"ahora es\b",
                 r"\bya no (?:vivo|trabajo)\b",
                 r"\b(?:hr|payroll|my (?:manager|supervisor|lead|boss|team lead)|workday|they|"
                 r"they've|they have|someone) (?:\w+ ){0,2}(?:updated|changed|moved|approved|fixed|"
@@ -425,6 +454,18 @@ FEATURES: list[Feature] = [
                 # Wants a person: "I want whoever runs this to call me personally".
                 r"\b(?:want|demand|expect|insist)\w* (?:\w+ ){0,4}(?:call|phone|contact|"
                 r"speak with|talk to|meet with|meet) me\b",
+                r"\b(?:want|need|would like|expect)s? (?:a|an actual|a real|some) (?:person|human|"
+                r"human being|coordinator|manager|supervisor) to (?:look|review|check|see|call|"
+                r"talk|go over)\b",
+                r"\b(?:can|could|would|will) (?:someone|somebody|a person|a human|you|"
+                r"a coordinator) (?:please )?(?:call|phone|ring) me\b",
+                # What only a person may handle: health details, a death, a home kept for weekdays.
+                r"\bmedical (?:details|information|info|records|history|condition)\b"
+                r"|\bdiagnos[ie]s\b",
+                r"\b(?:passed away|has died|died on|deceased|fallecio|murio)\b",
+                r"\b(?:stay|stays|staying|live|living|sleep|sleeping|me quedo)\b[^.?!]{0,60}"
+                r"\b(?:during the week|on weekdays|weeknights|monday (?:to|through|thru) friday|"
+                r"mon-fri|de lunes a viernes|entre semana)\b",
                 r"\b(?:have|get) (?:a|the|your) (?:manager|supervisor|director|program (?:manager|"
                 r"owner|lead|director)) (?:to )?(?:call|contact|phone|reach out to|email|"
                 r"get in touch with) me\b",
@@ -441,7 +482,8 @@ FEATURES: list[Feature] = [
                 r"(?:move|change|comply|give|provide|answer|respond|explain|update|leave|"
                 r"accept|do)\b",
                 r"\b(?:furious|angry|pissed|livid|upset|offended|insulted)\b",
-                r"\b(?:you people|think twice)\b",
+                r"\b(?:you people|think twice|threaten\w*)\b",
+                r"^(?:no|nope|nah|no way)\W*$",  # a bare refusal
                 # Rhetorical: "Are you kidding me??", "Who decided this, some computer?"
                 r"\b(?:are you (?:kidding|serious|joking)|you(?:'ve| have)? (?:got|gotta) to be "
                 r"kidding|who (?:decided|came up with) this|some (?:computer|robot|algorithm))\b",
@@ -466,7 +508,8 @@ def classify_by_rules(body: str, subject: str = "") -> ReplyClassification:
     hits: dict[str, list[str]] = {bucket: [] for bucket in BUCKETS}
     stated_update = 0.0  # update evidence outside questions
     decisive = False  # a reason only a person may weigh
-    text = _expand_shorthand(normalise(body or subject))
+    # A link's "?" and words are an address, not the rider's question.
+    text = _URL.sub(" ", _expand_shorthand(normalise(body or subject)))
     # A bare "?" says "what is this?": a question, answered from the facts.
     sentences = _sentences(text) or (["?"] if "?" in text else [])
     for sentence in sentences:
@@ -475,18 +518,27 @@ def classify_by_rules(body: str, subject: str = "") -> ReplyClassification:
         found = [(f, m) for f in FEATURES if (m := f.pattern.search(sentence))]
         # "If someone is on leave…" imagines a change; it does not report one.
         hypothetical = sentence.startswith(("if ", "what if ", "suppose ", "in case "))
+        # "I have NOT moved", "my shift hasn't changed": a change denied.
+        denied = [m.span() for m in _DENIED_CHANGE.finditer(sentence)]
+        # "I'll bring my new shift paperwork Monday": a change still to come.
+        promised = bool(_PROMISE.search(sentence))
         # A question asked in anger ("who the hell approved this?") is rhetorical.
-        rhetorical = asked and any(f.bucket == "escalation" for f, _ in found)
+        rhetorical = asked and any(f.bucket == "escalation" and f.weight >= 2 for f, _ in found)
         for feature, match in found:
             if rhetorical and feature.bucket == "question":
                 continue
-            if hypothetical and feature.bucket == "update":
+            if feature.bucket == "update" and (
+                hypothetical or any(a < match.end() and match.start() < b for a, b in denied)
+            ):
                 continue
-            damped = asked and feature.bucket in ("update", "acknowledgment")
-            scores[feature.bucket] += feature.weight * (0.5 if damped else 1.0)
+            damped = (asked and feature.bucket in ("update", "acknowledgment")) or (
+                promised and feature.bucket == "update"
+            )
+            weight = feature.weight * (0.5 if damped else 1.0)
+            scores[feature.bucket] += weight
             hits[feature.bucket].append(match.group(0).strip())
             if feature.bucket == "update" and not asked:
-                stated_update += feature.weight
+                stated_update += weight
             if feature.bucket == "escalation" and feature.weight >= DECISIVE:
                 decisive = True
     if stated_update >= STRONG_EVIDENCE:
@@ -514,6 +566,11 @@ def classify_by_rules(body: str, subject: str = "") -> ReplyClassification:
     if _ATTACHMENT.search(text):
         # What the reply rests on is in a file the rules cannot open.
         return _labelled(top, min(confidence, 0.5), f"{reasoning} It refers to an attachment.")
+    if unread := [passage for passage in unread_passages(body) if not _words_read(passage.text)]:
+        # The rules read only part of it: what the rest says is for a person.
+        names = ", ".join(sorted({passage.language for passage in unread}))
+        why = f"Part of it is in a language the rules do not read ({names})."
+        return _labelled(top, 0.0, f"{reasoning} {why}")
     if {top, runner_up} == SAME_ACTION and not scores["escalation"]:
         # Torn between update and acknowledgment only: both re-audit at once,
         # so there is nothing for a person to choose between.
@@ -521,7 +578,25 @@ def classify_by_rules(body: str, subject: str = "") -> ReplyClassification:
     return _labelled(top, confidence, reasoning)
 
 
+def _words_read(line: str) -> bool:
+    """Whether the rules recognise any words in a line ("Na-update ko na po yung address")."""
+    text = normalise(line)
+    return any(
+        (match := feature.pattern.search(text)) and re.search(r"[a-z]", match.group(0))
+        for feature in FEATURES
+    )
+
+
 _ATTACHMENT = re.compile(_ATTACHMENT_PATTERN)
+_URL = re.compile(r"\b(?:https?://|www\.)\S+")
+_DENIED_CHANGE = re.compile(
+    r"\b(?:not|never|haven't|hasn't|hadn't|didn't|havent|hasnt|hadnt|didnt)\s+(?:\w+\s+)?"
+    r"(?:moved|relocated|changed|switched|transferred)\b"
+)
+_PROMISE = re.compile(
+    r"\b(?:i'll|i will|we'll|we will|will|going to|gonna)\s+(?:\w+\s+){0,3}?(?:update|fix|change|"
+    r"correct|bring|submit|send|file|turn in|put (?:it )?in|log in|take care)\b"
+)
 # Phone spellings read as the words they stand for, so one set of patterns serves both.
 _SHORTHAND = {
     "u": "you",

@@ -21,6 +21,8 @@ import unicodedata
 import urllib.parse
 from dataclasses import dataclass
 
+from outreach.language import MIN_PROBABILITY, NO_LANGUAGE, identify
+
 
 @dataclass(frozen=True)
 class GuardrailHit:
@@ -94,6 +96,9 @@ _PHRASES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
             "contains text posing as a system or assistant message",
             r"^\W{0,3}(?:system|assistant|developer|sistema|asistente)\s*:"
             r"|\[/?(?:system|inst|assistant)\]|<\|?im_(?:start|end)\|?>"
+            # "</rider_reply> <coordinator_notes>": tags that fake where the reply ends.
+            r"|</?\s*[a-z]+(?:_[a-z]+)+\s*>|</?\s*(?:system|assistant|instructions?|context)\s*>"
+            r"|\[\s*pool patrol\b|\bpool patrol\s*\|"
             r"|#{2,}\s*(?:system|instruction)",
         ),
         (
@@ -120,8 +125,13 @@ _PHRASES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
             r"|\b(?:no|without|skip|bypass) (?:further |any )?(?:human|manual|coordinator) "
             r"(?:review|check|involvement)\b"
             r"|\b(?:do not|don't) (?:place|put|send|route|add|bother|queue) (?:it |this |me )?"
-            r"(?:in|to|into|on|with)? ?(?:the )?(?:coordinators?|review|human|manual|queue)\b"
+            r"(?:in|to|into|on|with|for)? ?(?:the )?(?:coordinators?|review|human|manual|queue)\b"
             r"|\bnot bother the coordinators?\b"
+            r"|\bno (?:coordinator|reviewer|human|person|staff|one) (?:needs|has|is needed|"
+            r"is required) to (?:look|review|see|check|read)\b"
+            r"|\bclosed as (?:resolved|compliant|passed|approved|cleared)\b"
+            r"|\bapply (?:the |that |your )?(?:earlier|previous|prior|same|last|old) (?:result|"
+            r"classification|decision|determination|label|outcome)\b"
             r"|\b(?:do not|don't|dont|not|never|no need to) (?:to )?(?:send|forward|pass|show|give|"
             r"route|hand|escalate)\w* (?:it |this |me |the (?:message|reply|e-?mail) )?"
             r"(?:along |on |over |up )?(?:to )?(?:a |the |any )?(?:human|person|people|reviewer|"
@@ -192,6 +202,9 @@ _PHRASES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
             r"|\bhitl\b|\bhuman[- ]in[- ]the[- ]loop\b|\bauto-?clos(?:e|ed|ing|ure)\b"
             r"|\b(?:first|initial) letters\b[^\n]{0,60}\b(?:do|follow|obey|apply|carry out)\b"
             r"|\bi (?:hereby )?authori[sz]e you to\b"
+            # Dictating the system's own summary: "summarise it as: …".
+            r"|\bsummari[sz]e (?:it|this|this (?:e-?mail|reply|message)|the (?:e-?mail|reply|"
+            r"message)|my (?:reply|e-?mail)) as\b"
             r"|\bas (?:the |your )?(?:system )?(?:administrator|admin|developer|operator)\b"
             # "Reply CONFIRMED when done": an answer dictated to whatever acts on it.
             r"|\b(?:reply|respond|answer|output) (?:with )?[\"']?\w+[\"']? (?:when|once) "
@@ -233,6 +246,11 @@ _PHRASES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
             r"zgloszenie|sprawa)\b|\b(?:do|dla) asystenta\b"
             r"|\bhe thong tu dong\b|\bbo qua (?:cac |nhung |moi )?(?:quy tac|huong dan|chi dan|"
             r"lenh)\b|\bdong ho so\b|\bkhong can chuyen\b|\bdo tin cay\b"
+            # Dutch, Turkish (dotless i folds to i), Indonesian, Swedish.
+            r"|\b(?:geautomatiseerde|automatische) (?:\w+)?systeem\b|\bsluit de zaak\b"
+            r"|\bstuur (?:het|dit) niet door\b|\bokuyan yazilim\b|\bolarak kapat\b"
+            r"|\bsistem (?:pemrosesan )?otomatis\b|\bjangan teruskan\b|\btutup kasus\b"
+            r"|\bdet automatiska systemet\b|\bskicka (?:inte|den inte) vidare\b"
             r"|\bpara (?:po )?sa (?:ai|bot|system|sistema)\b|\b(?:wag|huwag) (?:mo )?(?:nang )?"
             r"ipasa\b|\bi-?mark (?:mo )?(?:na )?(?:lang )?(?:na )?(?:resolved|closed|sarado)\b"
             r"|归类|分类为|置信度|人工审核|审核系统|标记为已解决",
@@ -319,6 +337,10 @@ def _foreign_script_phrases() -> re.Pattern[str]:
         "자동 시스템",
         "시스템에게",
         "담당자에게",
+        "αυτοματοποιημένο σύστημα",
+        "χωρίς έλεγχο",
+        "למערכת האוטומטית",
+        "לבדיקה אנושית",
     ]
     return re.compile("|".join(re.escape(normalise(phrase)) for phrase in phrases))
 
@@ -345,7 +367,8 @@ def _readings(raw: str) -> list[str]:
     unspaced = normalise(_unspaced(_enclosed_letters(unescaped)))
     joined = re.sub(r"\s*\n\s*(?:>\s*)*", " ", re.sub(r"-\s*\n\s*(?:>\s*)*", "", plain))
     backwards = "\n".join(line[::-1] for line in plain.splitlines())
-    decoded = [unspaced, _morse(plain), _nato(plain), _pig_latin(plain)]
+    decoded = [unspaced, _morse(plain), _nato(plain), _pig_latin(plain), _caesar(plain)]
+    decoded += [_first_words(plain)]
     variants = [plain, joined, backwards, codecs.encode(plain, "rot13"), *filter(None, decoded)]
     # Most readings of an ordinary reply are the text itself: each is checked once.
     return list(dict.fromkeys([*variants, *(variant.translate(_LEET) for variant in variants)]))
@@ -360,13 +383,59 @@ _ACROSTIC_PHRASES = re.compile(
 
 
 def _acrostic(raw: str) -> GuardrailHit | None:
-    """The first letters of six or more lines, when they spell an instruction."""
-    lines = [line.strip() for line in normalise(raw).splitlines() if line.strip()]
-    initials = "".join(line[0] for line in lines if line[0].isalpha())
-    match = _ACROSTIC_PHRASES.search(initials) if len(initials) >= 6 else None
-    if match is None:
-        return None
-    return GuardrailHit("acrostic", f"its lines' first letters spell {match.group(0)!r}")
+    """The first letters of six or more lines or sentences, when they spell an instruction."""
+    text = normalise(raw)
+    for unit, pieces in (("lines'", text.splitlines()), ("sentences'", _SENTENCE.split(text))):
+        starts = [piece.strip() for piece in pieces if piece.strip()]
+        initials = "".join(piece[0] for piece in starts if piece[0].isalpha())
+        match = _ACROSTIC_PHRASES.search(initials) if len(initials) >= 6 else None
+        if match:
+            return GuardrailHit("acrostic", f"its {unit} first letters spell {match.group(0)!r}")
+    return None
+
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n")
+
+
+def _first_words(text: str) -> str:
+    """The first word of each of four or more paragraphs, read as one sentence."""
+    paragraphs = [p.split()[0] for p in re.split(r"\n\s*\n", text) if p.split()]
+    return " ".join(paragraphs) if len(paragraphs) >= 4 else ""
+
+
+# Words any English line has; a line without one may be a cipher worth trying.
+_COMMON_WORDS = frozenset(
+    {"the", "and", "to", "a", "of", "i", "is", "my", "in", "you", "for", "it", "on", "that"}
+    | {"this", "was", "be", "have", "me", "we", "at", "with", "your", "will", "are", "not"}
+    | {"do", "am", "can", "if", "so", "but", "our"}
+)
+
+
+def _caesar(text: str) -> str:
+    """A line in no language shifted back, when some shift makes it English ("Forvh wklv")."""
+    decoded = []
+    for segment in re.split(r"[\n:]", text):
+        words = re.findall(r"[a-z]+", segment)
+        if len(words) < 5 or _COMMON_WORDS & set(words):
+            continue
+        if identify(segment)[0] != NO_LANGUAGE:
+            continue
+        best = max(
+            (_shifted(segment, shift) for shift in range(1, 26)),
+            key=lambda candidate: _english(candidate),
+        )
+        if _english(best) >= MIN_PROBABILITY:
+            decoded.append(best)
+    return "\n".join(decoded)
+
+
+def _shifted(text: str, shift: int) -> str:
+    return "".join(chr((ord(c) - 97 + shift) % 26 + 97) if "a" <= c <= "z" else c for c in text)
+
+
+def _english(text: str) -> float:
+    language, probability = identify(text)
+    return probability if language == "en" else 0.0
 
 
 def _unspaced(text: str) -> str:
