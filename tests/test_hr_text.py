@@ -80,6 +80,50 @@ from vanpools.schedules import ScheduleError, describe_weekly
         ("Mnday-Friday 6am-2.30pm", "Mon–Fri 06:00–14:30"),
         ("weekdays, 6 in the morning till 2:30 in the afternoon", "Mon–Fri 06:00–14:30"),
         ("Sat & Sun 0700-1900 + Mon 0700-1500", "Mon 07:00–15:00, Sat/Sun 07:00–19:00"),
+        ("L-V 7am-3:30pm", "Mon–Fri 07:00–15:30"),
+        ("Lunes-viernes 07:00-15:30 (turno de día)", "Mon–Fri 07:00–15:30"),
+        ("Lunes a viernes de 7:00 a.m. a 3:30 p.m. (Servicios Ambientales)", "Mon–Fri 07:00–15:30"),
+        ("Segundo turno, de 2:30 p.m. a 11:00 p.m., lunes a viernes", "Mon–Fri 14:30–23:00"),
+        ("Semana de 4 días (4x10): lunes a jueves, 07:00–17:30", "Mon–Thu 07:00–17:30"),
+        ("Weekend Option (Baylor) – Sat & Sun 0700-1900, paid 36", "Sat/Sun 07:00–19:00"),
+        ("WKND OPT NOC Fri/Sat/Sun 7p-7a", "Fri–Sun 19:00–07:00"),
+        ("1ST SHFT 0600-1430 M-F, Dept 420 Stamping", "Mon–Fri 06:00–14:30"),
+        (
+            "3rd shift 11:00p-7:30a Sun-Thu (moved from 2nd eff 11/2)",
+            "Mon–Thu 23:00–07:30, Sun 23:00–07:30",
+        ),
+        ("2nd shift 3:00pm-11:30pm M-F (OT Sat 7a-3p when posted)", "Mon–Fri 15:00–23:30"),
+        ("Days M-F 7:00a-3:30p (8.5 w/ 30 unpaid)", "Mon–Fri 07:00–15:30"),
+        (
+            "Flex schedule (core hrs 9-3). Actual: 8:00 a.m.–4:30 p.m., Monday–Friday",
+            "Mon–Fri 08:00–16:30",
+        ),
+        ("Mon-Fri 8:00am - 5:00pm; TW Fridays", "Mon–Thu 08:00–17:00"),
+        (
+            "Hybrid: in office Tue & Thu 8a-5p, telework M/W/F (8a-5p)",
+            "Tue 08:00–17:00, Thu 08:00–17:00",
+        ),
+        (
+            "Work Schedule: Mon-Fri | 08:00 AM - 05:00 PM | Pacific Time | 40 Hours",
+            "Mon–Fri 08:00–17:00",
+        ),
+        ("Pattern: 1ST-0600-1430-MTWRF", "Mon–Fri 06:00–14:30"),
+        ("06:00-14:30 M-F (fixed 1st)", "Mon–Fri 06:00–14:30"),
+        (
+            "She works 6:45am to 3:15pm mon-fri, sometimes stays late at month end",
+            "Mon–Fri 06:45–15:15",
+        ),
+        ("Surg Tech – M-F 0630-1500 + call 1 wknd/mo (from home)", "Mon–Fri 06:30–15:00"),
+        ("OR RN – 10s, 0630-1700, Mon/Tue/Thu/Fri", "Mon/Tue 06:30–17:00, Thu/Fri 06:30–17:00"),
+        (
+            "9/80 – 0730-1700 M-Th, 0730-1600 on working Fri, RDO alt Fri",
+            "Mon–Thu 07:30–17:00, Fri 07:30–16:00",
+        ),
+        (
+            "9/80 schedule: 7:30 AM to 5:00 PM Mon–Thu; 7:30 AM–4:00 PM every other Friday "
+            "(off the other Fridays)",
+            "Mon–Thu 07:30–17:00, Fri 07:30–16:00",
+        ),
     ],
 )
 def test_it_reads_the_common_ways_hr_writes_a_week(text, read):
@@ -164,6 +208,10 @@ def test_an_unwritten_meridiem_takes_the_shorter_shift():
         ("Weekdays 7am-3pm except holidays", "is not a day"),
         ("rotating days/nights 7am-7pm", "is not a day"),  # a rotation name hides the nights
         ("Split 0900-1000 & 0930-1700 M-F", "do not fit one day"),
+        ("Flex band 6:00am-6:00pm; 8 hrs/day, start time varies day to day", "is not a day"),
+        ("Wk1: M-F 0600-1430 | Wk2: M-F 1430-2300 (alternating weekly)", "one range of hours"),
+        ("M-F 8:00 AM –", "one range of hours"),
+        ("9/80, alternate Fridays off, 6:30am-4pm", "is not a day"),  # Friday's hours unsaid
     ],
 )
 def test_it_refuses_what_it_would_have_to_guess(text, why):

@@ -30,6 +30,7 @@ and the opening-hours parsers read dates or OSM syntax, not these.
 import itertools
 import re
 import unicodedata
+from collections.abc import Callable
 
 from vanpools.schedules import (
     WEEKDAYS,
@@ -93,6 +94,11 @@ _DAY_SETS: dict[str, tuple[str, ...]] = {
     "weekends": WEEKDAYS[5:],
     "weekend": WEEKDAYS[5:],
     "daily": WEEKDAYS,
+    # Spanish initials: lunes a viernes ("L-V"), lunes a jueves ("L-J").
+    "l-v": WEEKDAYS[:5],
+    "l a v": WEEKDAYS[:5],
+    "l-j": WEEKDAYS[:4],
+    "l-s": WEEKDAYS[:6],
     "every day": WEEKDAYS,
     "everyday": WEEKDAYS,
 }
@@ -120,7 +126,14 @@ _PATTERN_NAME = re.compile(
 )
 _FILLER = re.compile(
     r"\b(?:(?:day|night|swing|evening|morning|graveyard|early|late|first|second|third|"
-    r"1st|2nd|3rd|owl)\s+sh(?:i)?ft|schedule|sched|from|every|on|at|hours|sh(?:i)?ft|owl|"
+    r"1st|2nd|3rd|owl)\s+sh(?:i|fi)?ft|schedule|sched|from|every|on|at|hours|sh(?:i)?ft|shfit|"
+    r"owl|noc|fixed|flex(?: schedule)?|actual|pattern|works?|she works|he works|working|"
+    r"work schedule(?: calendar)?|calendar|(?:1st|2nd|3rd|1er|primer|segundo|tercer)(?=[\s),-]|$)|"
+    # Hospital codes and programs: "D12", "N12", "x3/wk", "Weekend Option", "paid 36".
+    r"[den](?:8|10|12)|x?\d\s*(?:nights?|days?|shifts?)?\s*/\s*(?:wk|week)|"
+    r"self-?sched(?:ule)?|per self-?sched(?:ule)?|weekend option|wknd opt|paid \d+|"
+    r"\d{1,2}(?:\.\d)?\s*(?:hrs?|hours)(?:\s*/\s*(?:day|wk|week))?|"
+    r"semana de \d dias|dias?|(?:pacific|eastern|central|mountain) time|"
     # Shift codes and labels: "B-Shift", "Tour 2:", "Crew C", "Hybrid: in office …".
     r"[a-d]-?\s?shift|shift\s+[a-d1-4]|(?:tour|platoon|crew|squad|line)\s+[a-d1-4]|"
     r"[a-d]\s+crew|(?:weekend|weekday|day|night|swing|evening|morning|early|late)\s+crew|crew|"
@@ -206,6 +219,9 @@ def _minutes(span: DaySpan) -> tuple[int, int]:
 
 
 def _read_words(text: str) -> list[list[DaySpan]]:
+    if _ALTERNATE_DAY_NAMED.search(text.lower()) and len(_RANGE.findall(_prepared(text))) > 1:
+        # The alternate day and its own hours are spelled out beside it.
+        text = re.sub(r"\b9/80\b", " ", text)
     parts = [
         piece.strip()
         for part in re.split(r"[;\n]", text)
@@ -225,10 +241,14 @@ def _read_words(text: str) -> list[list[DaySpan]]:
             if len(parts) > 1:
                 raise
             raise NoDaysGiven(str(error), hours) from None
+        if not days:
+            continue  # a part only teleworked
         days = [day for day in days if day not in off]
         if not days:
             raise ScheduleError(f"'{part}': every day named is off")
         read.append((hours, days))
+    if not read:
+        raise ScheduleError("no days commuted")
     combinations = list(itertools.product(*(hours for hours, _ in read)))
     if len(combinations) > MAX_READINGS:
         raise ScheduleError(f"'{text.strip()}': too many ways to read the hours; add am/pm")
@@ -255,7 +275,11 @@ def _only_days_off(part: str) -> set[str]:
 
 def _split_by_hours(part: str) -> list[str]:
     """ "M/W 0700-1730, F 0700-1130": a comma that starts another range of hours starts a part."""
-    pieces = [piece for piece in re.split(r",|\s/\s|\s\+\s", part) if piece.strip()]
+    pieces = [
+        piece
+        for piece in re.split(r",|\s/\s|\s\+\s", part)
+        if _FILLER.sub(" ", _prepared(piece)).strip(" -")
+    ]
     with_hours = [piece for piece in pieces if _RANGE.search(_prepared(piece))]
     if len(with_hours) < 2 or len(with_hours) != len(pieces):
         return [part]
@@ -324,6 +348,11 @@ def _prepared(part: str) -> str:
     # A leave note says when the rider is away, not the hours: "LOA (medical) thru 12/11/26."
     text = _LEAVE_NOTE.sub(" ", text)
     text = re.sub(r"\b(\d{4})\s*(?:hrs|hr|h)\b", r"\1", text)  # "0600hrs"
+    text = _NOTE.sub(" ", text.replace("|", ","))
+    text = _BRACKETED.sub(_drop_bracketed_name, text)
+    text = _NOW_AND_THEN_OFF.sub(_unless_a_day, text)
+    # "every other Friday" (worked): on the Fridays worked, these are the hours.
+    text = re.sub(r"\bevery other ([a-z]+)\b(?!\s+off)", _the_day_alone, text)
     text = _SPOKEN_MERIDIEM.sub(_spoken_meridiem, text)
     # A meal break inside the shift moves neither end of it.
     text = _SHIFT_CODE.sub(" ", _LUNCH.sub(" ", _EXTRA_DUTY.sub(" ", text)))
@@ -332,6 +361,37 @@ def _prepared(part: str) -> str:
     return _PATTERN_NAME.sub(" ", text)
 
 
+# Notes beside the hours that change neither end of the day: core hours, history,
+# overtime when posted, occasional late stays, call from home, a department.
+_NOTE = re.compile(
+    r"\(?\s*core (?:hrs|hours)\b[^()]*\)?"
+    r"|\((?:moved|changed|transferred|was|previously|formerly|prev\.?)\b[^()]*\)"
+    r"|\(\s*(?:ot|overtime|on-?call|call)\b[^()]*\)"
+    r"|\([^()]*\bunpaid\b[^()]*\)"
+    r"|\(\s*off the other [a-z]+\s*\)"
+    r"|,?\s*\b(?:sometimes|occasionally|may|might)\b[^,;.()]*"
+    r"|[+,;]?\s*\b(?:plus\s+)?(?:on-?)?call\s+\d[^,;()]*(?:\([^()]*\))?"
+    r"|,\s*(?:dept|department|unit|area|cell|bldg|building|floor|station)\b[^,;]*"
+)
+# A bracketed name ("(Servicios Ambientales)", "(Baylor)"): no digits, no day, no meridiem.
+_BRACKETED = re.compile(r"\(([^()\d]*)\)")
+_BRACKET_KEEPS = re.compile(
+    r"rotat|alternat|var(?:y|ies)|tbd|pending|except|\boff\b|other|week|night|evening|morning|"
+    r"\b[ap]\.?m\b|split|call|only"
+)
+
+
+def _drop_bracketed_name(match: re.Match[str]) -> str:
+    inside = match[1]
+    words = re.findall(r"[a-z]+", inside)
+    if not words or _BRACKET_KEEPS.search(inside):
+        return match[0]
+    if any(_day_word(word) or word in _DAY_SETS for word in words):
+        return match[0]
+    return " "
+_ALTERNATE_DAY_NAMED = re.compile(
+    r"\b(?:rdo|alt(?:ernate)?|every other|other)\b.{0,20}\b(?:fri|mon)|\bworking fri"
+)
 _LEAVE_NOTE = re.compile(
     r"\b(?:loa|leave of absence|on leave|fmla|medical leave)\b[^.;\n]*?"
     r"\b(?:thru|through|until|till|to|ends?|returns?)\s+\d{1,2}/\d{1,2}(?:/\d{2,4})?\s*[.;]"
@@ -484,12 +544,14 @@ def _clock(minutes: int) -> str:
 
 def _days(rest: str, part: str) -> list[str]:
     rest = re.sub(r"\b(?:7 days(?: a week)?|every day)\b", " daily ", rest)
-    off, rest = _days_off(rest)
+    off, named, rest = _days_off_named(rest)
     text = " ".join(_FILLER.sub(" ", rest).split())
     text = _LEADING_LABEL.sub(_unless_days, text)
-    if not text.strip(" ,-") and off:
+    if not text.strip(" ,-|") and named:
         # "RDOs Sat/Sun, 6:00-14:30": the days worked are the rest of the week.
         return [day for day in WEEKDAYS if day not in off]
+    if not text.strip(" ,-|") and off:
+        return []  # "telework M/W/F (8a-5p)": hours kept on days not commuted
     if not text.strip(" ,-"):
         raise _NoDays(f"'{part}': no days given")
     items = [item.strip(" -") for item in re.split(r"\s*(?:,|/|&|\band\b|\+)\s*", text)]
@@ -508,12 +570,20 @@ def _days(rest: str, part: str) -> list[str]:
 
 
 # "Garage – owl shift …": a one-word place or unit before a spaced dash.
-_LEADING_LABEL = re.compile(r"^(?P<word>[a-z]+) - ")
+_LEADING_LABEL = re.compile(r"^(?P<words>[a-z]+(?: [a-z]+){0,2}) - ")
+
+
+def _unless_a_day(match: re.Match[str]) -> str:
+    return " " if _day_word(match["day"] or match["day_off"] or match["day_rdo"]) else match[0]
+
+
+def _the_day_alone(match: re.Match[str]) -> str:
+    return match[1] if _day_word(match[1]) else match[0]
 
 
 def _unless_days(match: re.Match[str]) -> str:
-    word = match["word"]
-    return match[0] if _day_word(word) or word in _DAY_SETS else ""
+    words = match["words"].split()
+    return match[0] if any(_day_word(word) or word in _DAY_SETS for word in words) else ""
 
 
 def _days_off(rest: str) -> tuple[set[str], str]:
@@ -523,23 +593,41 @@ def _days_off(rest: str) -> tuple[set[str], str]:
     2nd Fri", "alt Fri off") is dropped: on the days worked the hours are the
     same, and the hours are what the van is checked against.
     """
+    off, _, rest = _days_off_named(rest)
+    return off, rest
+
+
+def _days_off_named(rest: str) -> tuple[set[str], set[str], str]:
+    """As ``_days_off``, and apart, the days named as days off ("RDOs Sat/Sun", "Fri off").
+
+    Only named days off say the rest of the week is worked; days teleworked
+    or excepted say nothing of the days not named.
+    """
     off: set[str] = set()
+    named: set[str] = set()
 
     def now_and_then(match: re.Match[str]) -> str:
-        return " " if _day_word(match["day"] or match["day_off"]) else match[0]
+        day = match["day"] or match["day_off"] or match["day_rdo"]
+        return " " if _day_word(day) else match[0]
 
-    def always(match: re.Match[str]) -> str:
-        days = [_day_word(word) for word in re.findall(r"[a-z]+", match["days"])]
-        if not days or None in days:
-            return match[0]  # "alt off", "every other off": left for the days to refuse
-        off.update(day for day in days if day)
-        return " "
+    def taking(into: set[str]) -> Callable[[re.Match[str]], str]:
+        def always(match: re.Match[str]) -> str:
+            days = [_day_word(word) for word in re.findall(r"[a-z]+", match["days"])]
+            if not days or None in days:
+                return match[0]  # "alt off", "every other off": left for the days to refuse
+            into.update(day for day in days if day)
+            off.update(day for day in days if day)
+            return " "
+
+        return always
 
     rest = _NOW_AND_THEN_OFF.sub(now_and_then, rest)
-    rest = _DAYS_OFF_LIST.sub(always, rest)
-    rest = _TELEWORK.sub(always, rest)
-    rest = _EXCEPT.sub(always, rest)
-    return off, _OFF.sub(always, rest)
+    # "every 3rd wknd", "+ every other weekend": weekends now and then, as the days are.
+    rest = _OCCASIONAL_WEEKEND.sub(" ", rest)
+    rest = _DAYS_OFF_LIST.sub(taking(named), rest)
+    rest = _TELEWORK.sub(taking(set()), rest)
+    rest = _EXCEPT.sub(taking(set()), rest)
+    return off, named, _OFF.sub(taking(named), rest)
 
 
 _ORDINAL = (
@@ -548,10 +636,15 @@ _ORDINAL = (
 _NOW_AND_THEN_OFF = re.compile(
     rf"\b(?:except|excl\.?|excluding|but not|minus)\s+(?:the\s+|every\s+)?{_ORDINAL}\s+"
     rf"(?P<day>[a-z]+)\b|\b{_ORDINAL}\s+(?P<day_off>[a-z]+)\s+off\b"
+    rf"|\b(?:rdo|day off|off)\s+(?:on\s+)?{_ORDINAL}\s+(?P<day_rdo>[a-z]+)\b"
+)
+_OCCASIONAL_WEEKEND = re.compile(
+    rf"[+,]?\s*\b(?:every\s+)?{_ORDINAL}\s+(?:wknd|weekend)s?\b|[+,]?\s*\b\d\s+(?:wknd|weekend)s?"
+    r"\s*/\s*(?:mo|month)\b"
 )
 _DAY_LIST = r"(?P<days>[a-z]+(?:\s*(?:/|&|\+|,|\band\b)\s*[a-z]+)*)"
 _TELEWORK = re.compile(
-    rf"\b(?:telework(?:ing)?|remote|wfh|work(?:ing)? from home)\s*:?\s*(?:on\s+)?{_DAY_LIST}"
+    rf"\b(?:telework(?:ing)?|tw|remote|wfh|work(?:ing)? from home)\s*:?\s*(?:on\s+)?{_DAY_LIST}"
 )
 _EXCEPT = re.compile(rf"\b(?:except|excl\.?|excluding|but not)\s+{_DAY_LIST}")
 # "Days off Tue & Wed", "RDOs Sat/Sun", "rest days: Sun, Mon".
