@@ -389,6 +389,8 @@ def _drop_bracketed_name(match: re.Match[str]) -> str:
     if any(_day_word(word) or word in _DAY_SETS for word in words):
         return match[0]
     return " "
+
+
 _ALTERNATE_DAY_NAMED = re.compile(
     r"\b(?:rdo|alt(?:ernate)?|every other|other)\b.{0,20}\b(?:fri|mon)|\bworking fri"
 )
