@@ -71,7 +71,7 @@ def classify_reply(
             hitl=True,
             guardrail=hit.rule,
         )
-    rules = classify_by_rules(body + _forwarded_news(text, body), subject)
+    rules = classify_by_rules(_without_signature(body) + _forwarded_news(text, body), subject)
     backend = llm.get_backend()
     if isinstance(backend, llm.OpenAIClient):
         return _ask_model(backend, body, subject, rules, trace)
@@ -81,6 +81,9 @@ def classify_reply(
 def strip_quoted(text: str) -> str:
     """The rider's own words: quoted history, signatures and "> " lines removed."""
     text = text.replace("\r\n", "\n")
+    # mail-parser-reply takes a line opening "- " for a signature: a bulleted
+    # list of questions would be cut away. Bullets become "•" first.
+    text = _DASH_BULLET.sub(r"\1•\2", text)
     replies = EmailReplyParser(languages=REPLY_LANGUAGES).read(text).replies
     body = replies[0].body if replies else text
     # mail-parser-reply 1.36's Spanish header pattern wants two spaces before
@@ -92,6 +95,7 @@ def strip_quoted(text: str) -> str:
 
 
 _SPANISH_HEADER = re.compile(r"^El .{4,200}? escribió:\s*$", re.MULTILINE)
+_DASH_BULLET = re.compile(r"^([ \t]*)-([ \t]+)(?=\w)", re.MULTILINE)
 _FORWARD_MARKER = re.compile(
     r"^-{2,}\s*(?:forwarded message|original message|mensaje reenviado)\s*-{2,}\s*$",
     re.IGNORECASE | re.MULTILINE,
@@ -104,6 +108,37 @@ _HEADER_LINE = re.compile(
 )
 
 
+_SIGN_OFF = re.compile(
+    r"^\W*(?:thanks|thank you|thx|ty|regards|best|best regards|kind regards|warm regards|"
+    r"sincerely|cheers|respectfully|take care|gracias|saludos|atentamente|mesi|obrigad[oa])"
+    r"\b[^\n]{0,25}$",
+    re.IGNORECASE | re.MULTILINE,
+)
+_NAME = r"(?:[A-Z][\w.'-]*|[A-Z]\.)(?: (?:[A-Z][\w.'-]*|[A-Z]\.|de|van|von|la|del|da|dos)){0,3}"
+# A paragraph opening with a name, alone or beside a title ("Raymond Okafor | Clerk").
+_NAME_LINE = re.compile(rf"^\W*{_NAME}\W*(?:\s[|,–-]\s.*)?$")
+
+
+def _without_signature(body: str) -> str:
+    """The reply without its sign-off and signature block.
+
+    Job titles and offices ("Official Court Reporter", "EEO Specialist",
+    "Deputy District Attorney") are not what the rider says.
+    """
+    sign_off = _SIGN_OFF.search(body)
+    if sign_off and body[: sign_off.start()].strip():
+        body = body[: sign_off.end()]
+    paragraphs = [p for p in re.split(r"\n\s*\n", body.strip()) if p.strip()]
+    while len(paragraphs) > 1 and _is_signature(paragraphs[-1]):
+        paragraphs.pop()
+    return "\n\n".join(paragraphs)
+
+
+def _is_signature(paragraph: str) -> bool:
+    lines = paragraph.strip().splitlines()
+    return len(lines) <= 6 and bool(_NAME_LINE.match(lines[0].strip())) and "?" not in paragraph
+
+
 def _forwarded_news(text: str, body: str) -> str:
     """A forwarded message the rider points at ("see below from HR") is part of the reply.
 
@@ -113,8 +148,9 @@ def _forwarded_news(text: str, body: str) -> str:
     marker = _FORWARD_MARKER.search(text.replace("\r\n", "\n"))
     if marker is None or not _POINTS_BELOW.search(body):
         return ""
-    forwarded = strip_quoted(text.replace("\r\n", "\n")[marker.end() :])
-    return "\n" + _HEADER_LINE.sub("", forwarded).strip()
+    # Its own header lines go first: the reply parser would take them for a quote.
+    forwarded = _HEADER_LINE.sub("", text.replace("\r\n", "\n")[marker.end() :])
+    return "\n" + strip_quoted(forwarded.strip())
 
 
 # --- Rules -------------------------------------------------------------------------------
@@ -290,7 +326,18 @@ FEATURES: list[Feature] = [
                 r"today|immediately)",
                 r"\b(?:is|are) (?:all )?different now\b",
                 r"\b(?:should|will|now) (?:reflect|show) (?:it|that|this|the change)\b",
+                r"\b(?:it|that|this|the (?:record|system|portal)) should (?:now )?(?:show|say|read|"
+                r"list|have) (?:\w+ ){0,3}now\b",
+                r"\b(?:he|she|they) (?:\w+ ){0,2}(?:corrected|fixed|updated|changed) "
+                r"(?:it|that|this|my \w+|the \w+)\b",
                 r"\b(?:should be|is|it's|it is) (?:correct|right|fixed|updated|accurate) now\b",
+                r"\b(?:schedule|record|shift|address|info\w*) (?:is|was|must be) (?:just )?"
+                r"(?:stale|outdated|out of date|old)\b",
+                r"\b(?:i|you|he|she|they)(?:'ve| have|'s| has) been on (?:the |my )?"
+                r"(?:[\w:]+ ){0,2}(?:line|shift|crew|days|nights|schedule|route|team)\b"
+                r"(?: crew)? since\b",
+                r"\b(?:by mistake|in error|data entry (?:mistake|error))\b"
+                r"|\bfixed (?:it|this|that) (?:on|yesterday|today|this morning|last week)\b",
                 # Someone sent the change on: "my principal sent the correction to HR".
                 r"\b(?:sent|submitted|forwarded|turned in|emailed) (?:it|the (?:\w+ )?"
                 r"(?:correction|change|update|paperwork|form|request)s?) (?:\w+ ){0,2}to "
@@ -403,7 +450,9 @@ FEATURES: list[Feature] = [
         "escalation",
         {
             3.0: [
-                r"\b(?:lawyer|attorney|legal action|sue|suing|lawsuit|court|legal counsel|eeoc|"
+                r"\b(?:take (?:you|this|it|them|the county|the company) to court|see you in court|"
+                r"small claims|court order|in court)\b",
+                r"\b(?:lawyer|attorney|legal action|sue|suing|lawsuit|legal counsel|eeoc|"
                 r"labor board|osha)\b",
                 r"\b(?:harass\w*|discriminat\w*|racis[tm]|sexis[tm]|retaliat\w*|profiling|"
                 r"targeting|targeted|bully\w*|hostile|eeo|civil rights|equal (?:employment|"
@@ -431,7 +480,20 @@ FEATURES: list[Feature] = [
                 r"someone in charge|director)\b",
                 r"\b(?:my|the|our) union\b|\bunion (?:rep\w*|steward|representative)\b",
                 r"\b(?:abogado|demanda\w*|acoso|discrimina\w*|queja|represalia\w*|sindicato)\b",
-                r"\bhablar con (?:un|el|una|la|su|mi) (?:gerente|supervisor\w*|jefe|persona)\b",
+                r"\bhablar con (?:un|el|una|la|su|mi) (?:gerente|supervisor\w*|jefe|persona)\b"
+                r"|\bhablar con (?:alguien|una persona|un humano)\b",
+                # Haitian Creole: "mwen bezwen pale ak yon moun", "rele m".
+                r"\bpale ak (?:yon moun|yon sipevize|yon manadje|yon responsab)\b"
+                r"|\brele (?:m|mwen)\b",
+                # Safety at home: only a person handles it, and it is kept off the record.
+                r"\b(?:domestic violence|violencia|abus(?:e|o|ive)|restraining order|"
+                r"protective order|orden de (?:proteccion|alejamiento)|stalk\w*|shelter|refugio)\b",
+                # A formal request for the records held: a person answers it.
+                r"\b(?:public records act|foia|freedom of information|records request)\b"
+                r"|\brequest\w* (?:copies|a copy) of (?:all )?(?:the )?(?:records|data|"
+                r"documents)\b",
+                # "…or I'm going to HR about it": an ultimatum.
+                r"\bor (?:i'm|i am|i will|i'll) (?:going to|gonna|go to|take this to|report)\b",
                 r"\byou(?:'ll| will) (?:regret|be sorry|hear from)\b|\bor else\b",
                 r"\b(?:they|you|he|she|somebody|someone)(?:'d)? better not\b"
                 r"|\bwatch (?:your|their) back\b|\bshow (?:their|your|his|her) face\b",
@@ -497,7 +559,14 @@ FEATURES: list[Feature] = [
                 r"\b(?:complaint|grievance) (?:\w+ ){0,2}(?:logged|lodged|filed|raised|recorded)\b"
                 r"|\bshould be ashamed\b",
             ],
-            1.0: [r"!{2,}", r"\b(?:never|wrong|unfair|injusto|nobody|i swear)\b"],
+            1.0: [
+                r"!{2,}",
+                r"\b(?:never|unfair|injusto|nobody|i swear)\b",
+                # "This is wrong!", not "HR had my ZIP wrong" (a data error to re-check).
+                r"\b(?:this|that|it|you|this audit|your (?:audit|system|data|records|e-?mail))"
+                r"(?:'s| is| are|'re|re) (?:\w+ )?wrong\b|^\W*wrong\W*$"
+                r"|\bwrong (?:person|guy|employee|rider|one)\b",
+            ],
         },
     ),
 ]
@@ -624,6 +693,14 @@ _SHORTHAND = {
     "hadnt": "hadn't",
     "arent": "aren't",
     "werent": "weren't",
+    "np": "no problem",
+    "upd8": "update",
+    "updt": "update",
+    "addr": "address",
+    "tmrw": "tomorrow",
+    "tmr": "tomorrow",
+    "wkdy": "workday",
+    "sched": "schedule",
 }
 _SHORTHAND_RE = re.compile(r"\b(?:" + "|".join(_SHORTHAND) + r")\b")
 

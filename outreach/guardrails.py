@@ -236,6 +236,9 @@ _PHRASES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
             r"|\bclassifique\w* (?:esta|a|essa) resposta\b|\bmarque o caso\b"
             r"|\bnota para (?:o assistente|a ia|el asistente|la ia|el sistema|o sistema)\b"
             r"|\bclasifica\w* (?:esta|la|este) (?:respuesta|mensaje|correo)\b"
+            r"|\binstrucci(?:on|ones) para el (?:asistente|sistema|programa|bot)\b"
+            r"|\bno (?:lo |la )?(?:envi|mand|pas|reenvi)\w* a (?:revision|un humano|una persona|"
+            r"un revisor|ningun)\w*"
             # Italian, Polish, Vietnamese (folded: "đ" reads "d"), Tagalog.
             r"|\bnota per (?:il|l'|la|lo) ?(?:sistema|assistente|ia|intelligenza|bot)\b"
             r"|\b(?:il sistema|l'assistente|l'ia) (?:\w+ )?che legge\b"
