@@ -124,6 +124,23 @@ from vanpools.schedules import ScheduleError, describe_weekly
             "(off the other Fridays)",
             "Mon–Thu 07:30–17:00, Fri 07:30–16:00",
         ),
+        ("GY 10pm–6am (Sun–Thu)", "Mon–Thu 22:00–06:00, Sun 22:00–06:00"),
+        ("Days 6:00 AM - 2:00 PM | Off: Wed, Thu", "Mon/Tue 06:00–14:00, Fri–Sun 06:00–14:00"),
+        ("Cage Cashier — 5:45a to 2:15p, 5 days/wk, off Sun & Mon", "Tue–Sat 05:45–14:15"),
+        ("Poker dealer - Grave - 10p-6a - RDOs Sat/Sun", "Mon–Fri 22:00–06:00"),
+        ("Swng 2pm - 10pm Thrus-Mon", "Mon 14:00–22:00, Thu–Sun 14:00–22:00"),
+        ("Lavandería: martes a sábado, 3:00 p.m. a 11:30 p.m.", "Tue–Sat 15:00–23:30"),
+        ("Shift code N1 | 22:00–06:30 | Su M Tu W Th", "Mon–Thu 22:00–06:30, Sun 22:00–06:30"),
+        ("Selector 4x10 M-TH 1:00PM-11:30PM", "Mon–Thu 13:00–23:30"),
+        ("Weekend crew: F/S/Su 6am-6:30pm (3x12.5)", "Fri–Sun 06:00–18:30"),
+        ("Fri through Sun, six in the morning to six-thirty at night", "Fri–Sun 06:00–18:30"),
+        ("Onsite Tu-W-Th 0800-1630", "Tue–Thu 08:00–16:30"),
+        ("Técnico de laboratorio: L-V 6:30 a 15:00 h", "Mon–Fri 06:30–15:00"),
+        ("Mon-Fri early shfit 0630-1500, badge in @ Bldg 4", "Mon–Fri 06:30–15:00"),
+        ("Power shift 1100-2100 (4x10) Wed-Sat", "Wed–Sat 11:00–21:00"),
+        ("Call-taker (PT): Sat+Sun 0600-1800", "Sat/Sun 06:00–18:00"),
+        ("Hybrid — on-site T/Th 10am-6:30pm", "Tue 10:00–18:30, Thu 10:00–18:30"),
+        ("M–Th 0715–1645; alt F 0715–1545", "Mon–Thu 07:15–16:45, Fri 07:15–15:45"),
     ],
 )
 def test_it_reads_the_common_ways_hr_writes_a_week(text, read):
@@ -175,6 +192,15 @@ def test_each_piece_of_a_split_shift_keeps_its_own_meridiem():
     )
 
 
+@pytest.mark.parametrize(
+    "text",
+    ["Valet 7a-3p", "3p-11p / 5 on 2 off", "Security Officer – 0600-1400 – 4on/4off rotation"],
+)
+def test_a_job_title_or_days_on_and_off_leave_only_the_hours(text):
+    with pytest.raises(NoDaysGiven):
+        read_schedule_text(text)
+
+
 def test_a_crew_pattern_name_leaves_the_days_to_the_check():
     with pytest.raises(NoDaysGiven) as raised:
         read_schedule_text("C crew, 12s, 6a-6p, Pitman sched (day side)")
@@ -212,6 +238,9 @@ def test_an_unwritten_meridiem_takes_the_shorter_shift():
         ("Wk1: M-F 0600-1430 | Wk2: M-F 1430-2300 (alternating weekly)", "one range of hours"),
         ("M-F 8:00 AM –", "one range of hours"),
         ("9/80, alternate Fridays off, 6:30am-4pm", "is not a day"),  # Friday's hours unsaid
+        ("Flex hrs, core 1000-1400 M-F", "is not a day"),  # core hours are not the shift
+        ("Most weekdays 7am-3pm", "is not a day"),  # a job title is skipped, a qualifier is not
+        ("M/S/W 7am-3pm", "could be Saturday or Sunday"),
     ],
 )
 def test_it_refuses_what_it_would_have_to_guess(text, why):

@@ -120,14 +120,17 @@ _RANGE = re.compile(
 # hours spell out anyway ("9/80" is not one: it hides an alternate day off).
 # Said anywhere, like "12-hr nights" or "10 hour days", they are names too.
 _PATTERN_NAME = re.compile(
-    r"\b[1-7]\s*[x/]\s*(?:[89]|1[0-2])s?\b|\b(?:8|9|10|12)[- ]?(?:hr|hour)s?\b"
+    r"\b[1-7]\s*[x/]\s*(?:[89]|1[0-2])(?:\.5)?s?\b|\b(?:8|9|10|12)[- ]?(?:hr|hour)s?\b"
     # "12s", and the day patterns of 12-hour crews ("2-2-3"): which days, not which hours.
-    r"|\b(?:8|10|12)s\b|\b(?:2-2-3|2-3-2)\b"
+    r"|\b(?:8|10|12)s\b|\b(?:2-2-3|2-3-2)(?:\s+rotation)?\b"
+    # Days on and off ("5 on 2 off", "4on/4off rotation"): which days, not which hours.
+    r"|\b\d\s*on\s*/?\s*\d\s*off(?:\s+rotation)?\b"
 )
 _FILLER = re.compile(
-    r"\b(?:(?:day|night|swing|evening|morning|graveyard|early|late|first|second|third|"
-    r"1st|2nd|3rd|owl)\s+sh(?:i|fi)?ft|schedule|sched|from|every|on|at|hours|sh(?:i)?ft|shfit|"
-    r"owl|noc|fixed|flex(?: schedule)?|actual|pattern|works?|she works|he works|working|"
+    r"\b(?:shift code \w+|(?:day|night|swing|evening|morning|graveyard|early|late|first|second|"
+    r"third|1st|2nd|3rd|owl|power|mid)\s+sh(?:ift|ft|fit)|schedule|sched|from|every|onsite|on-site|"
+    r"on|at|hours|sh(?:ift|ft|fit)|owl|noc|fixed|flex(?: schedule)?|actual|pattern|works?|"
+    r"she works|he works|working|grave|gy|swng|nocturno|diurno|"
     r"work schedule(?: calendar)?|calendar|(?:1st|2nd|3rd|1er|primer|segundo|tercer)(?=[\s),-]|$)|"
     # Hospital codes and programs: "D12", "N12", "x3/wk", "Weekend Option", "paid 36".
     r"[den](?:8|10|12)|x?\d\s*(?:nights?|days?|shifts?)?\s*/\s*(?:wk|week)|"
@@ -144,7 +147,8 @@ _FILLER = re.compile(
     # Employment labels: "PT – 24 hrs/wk", "Part time,".
     r"pt|ft|part[- ]time|full[- ]time|per diem|\d+\s*hrs?\s*(?:/|per|a)\s*(?:wk|week)|"
     # Day-pattern names: which days, not which hours ("2-2-3 Panama", "Pitman (day side)").
-    r"(?:panama|pitman)(?:\s+rotation)?|(?:day|night)\s+side|"
+    r"(?:panama|pitman)(?:\s+rotation)?(?:\s+[a-d](?:\s*/\s*[a-d])?\b)?|rotacion pitman|"
+    r"(?:day|night)\s+side|"
     r"hybrid|in (?:the )?office|onsite|on-site|in person|"
     # A word for the time of day the hours already give: "nights 10pm-6:30am".
     r"nights?|days?|evenings?|mornings?|afternoons?|overnights?|swing|graveyard|hrs|only|"
@@ -352,12 +356,14 @@ def _prepared(part: str) -> str:
     text = _BRACKETED.sub(_drop_bracketed_name, text)
     text = _NOW_AND_THEN_OFF.sub(_unless_a_day, text)
     # "every other Friday" (worked): on the Fridays worked, these are the hours.
-    text = re.sub(r"\bevery other ([a-z]+)\b(?!\s+off)", _the_day_alone, text)
-    text = _SPOKEN_MERIDIEM.sub(_spoken_meridiem, text)
+    text = re.sub(
+        r"\b(?:every other|alt\.?|alternate|alternating) ([a-z]+)\b(?!\s+off)", _the_day_alone, text
+    )
+    text = re.sub(r"\b(\d{1,2}:\d{2})\s*h\b", r"\1", text)  # "15:00 h"
+    text = _SPOKEN_MERIDIEM.sub(_spoken_meridiem, _NUMBER_WORDS.sub(_number, text))
     # A meal break inside the shift moves neither end of it.
     text = _SHIFT_CODE.sub(" ", _LUNCH.sub(" ", _EXTRA_DUTY.sub(" ", text)))
     text = _MILITARY_PAIR.sub(r"\1-\2", text)
-    text = _NUMBER_WORDS.sub(_number, text)
     return _PATTERN_NAME.sub(" ", text)
 
 
@@ -368,7 +374,7 @@ _NOTE = re.compile(
     r"|\((?:moved|changed|transferred|was|previously|formerly|prev\.?)\b[^()]*\)"
     r"|\(\s*(?:ot|overtime|on-?call|call)\b[^()]*\)"
     r"|\([^()]*\bunpaid\b[^()]*\)"
-    r"|\(\s*off the other [a-z]+\s*\)"
+    r"|\(\s*off the other [a-z]+\s*\)|\(\s*[a-z]+ off (?:wk|week) \d\s*\)"
     r"|,?\s*\b(?:sometimes|occasionally|may|might)\b[^,;.()]*"
     r"|[+,;]?\s*\b(?:plus\s+)?(?:on-?)?call\s+\d[^,;()]*(?:\([^()]*\))?"
     r"|,\s*(?:dept|department|unit|area|cell|bldg|building|floor|station)\b[^,;]*"
@@ -392,7 +398,9 @@ def _drop_bracketed_name(match: re.Match[str]) -> str:
 
 
 _ALTERNATE_DAY_NAMED = re.compile(
-    r"\b(?:rdo|alt(?:ernate)?|every other|other)\b.{0,20}\b(?:fri|mon)|\bworking fri"
+    r"\b(?:rdo|alt(?:ernat\w*)?|every other|other)\b.{0,20}\b(?:fri|mon|f)(?:days?)?\b"
+    r"|\bworking fri"
+    r"|\b(?:fri|mon) off (?:wk|week) \d"
 )
 _LEAVE_NOTE = re.compile(
     r"\b(?:loa|leave of absence|on leave|fmla|medical leave)\b[^.;\n]*?"
@@ -411,8 +419,12 @@ def _spoken_meridiem(match: re.Match[str]) -> str:
 
 # Duty beyond the regular hours, called in when needed: not the commute.
 _EXTRA_DUTY = re.compile(
-    r"[/,;+]?\s*(?:plus |and )?(?:storm duty|on-?call|overtime|ot|call-?outs?|extra shifts?)"
-    r"\s+(?:as|when|if) needed\b"
+    r"[/,;+]?\s*(?:plus |and )?(?:(?:vol\.?|voluntary|mandatory)\s+)?(?:storm duty|on-?call|"
+    r"overtime|ot|call-?outs?|extra shifts?)\s+(?:(?:as|when|if) needed\b|(?:on )?[a-z]+(?=\s*$|,))"
+    # Days off that rotate: the days are not given, the hours are.
+    r"|,?\s*\b(?:days off|rdos?|off days) (?:rotate|rotating|vary|varies)\b[^,;]*"
+    r"|,?\s*\brotating (?:days off|rdos?)\b[^,;]*"
+    r"|,\s*(?:badge|clock|punch)\w* (?:in|out)\b[^,;]*"
 )
 # "0700 1530": two 24-hour times side by side are a range.
 _MILITARY_PAIR = re.compile(r"\b((?:[01]\d|2[0-3])[0-5]\d)\s+((?:[01]\d|2[0-3])[0-5]\d)\b")
@@ -548,7 +560,7 @@ def _days(rest: str, part: str) -> list[str]:
     rest = re.sub(r"\b(?:7 days(?: a week)?|every day)\b", " daily ", rest)
     off, named, rest = _days_off_named(rest)
     text = " ".join(_FILLER.sub(" ", rest).split())
-    text = _LEADING_LABEL.sub(_unless_days, text)
+    text = _without_role(_LEADING_LABEL.sub(_unless_days, text))
     if not text.strip(" ,-|") and named:
         # "RDOs Sat/Sun, 6:00-14:30": the days worked are the rest of the week.
         return [day for day in WEEKDAYS if day not in off]
@@ -558,7 +570,13 @@ def _days(rest: str, part: str) -> list[str]:
         raise _NoDays(f"'{part}': no days given")
     items = [item.strip(" -") for item in re.split(r"\s*(?:,|/|&|\band\b|\+)\s*", text)]
     items = [item for item in items if item]
-    if len(items) > 1 and "t" in items and all(item in _DAY_WORDS or item == "t" for item in items):
+    if len(items) == 1 and items[0].count("-") >= 2:
+        items = items[0].split("-")  # "Tu-W-Th": a list written with dashes
+    if (
+        len(items) > 1
+        and {"t", "s"} & set(items)
+        and all(item in _DAY_WORDS or item in ("t", "s") for item in items)
+    ):
         days = _letter_days(items, part)  # "M,T,W,Th,F": each T read from its neighbours
     else:
         days = [day for item in items for day in _day_item(item, part)]
@@ -573,6 +591,46 @@ def _days(rest: str, part: str) -> list[str]:
 
 # "Garage – owl shift …": a one-word place or unit before a spaced dash.
 _LEADING_LABEL = re.compile(r"^(?P<words>[a-z]+(?: [a-z]+){0,2}) - ")
+
+
+# Words that change which days or hours are meant: never skipped as a job title.
+_QUALIFIERS = re.compile(
+    r"rotat|alternat|\balt\b|var(?:y|ies|iable)|tbd|pending|except|\boff\b|other|every|most|some|"
+    r"usual|typical|sometimes|occasion|\bany\b|\bas\b|needed|prn|relief|float|extra|casual|"
+    r"on-?call|\bcall\b(?!-)|"
+    r"split|flex|week|\bwk|month|holiday|school|summer|winter|season|temp|until|thru|through|"
+    r"start|effect|\beff\b|after|before|\bor\b|\bnot\b|\bno\b|never|only|core|band|window|"
+    r"approx|about|around|roughly|\d"
+)
+
+
+def _without_role(text: str) -> str:
+    """ "valet", "receiving clerk m-f", "despachadora, …": a job title before the days, skipped.
+
+    Up to four words that name no day and change nothing about which days or
+    hours are meant; anything else stays and is refused as a word left over.
+    """
+    words = text.split()
+    first_day = next(
+        (i for i, word in enumerate(words) if _is_day_token(word.strip(",-:|"))), len(words)
+    )
+    label = " ".join(words[:first_day])
+    if first_day == 0 or first_day > 4 or _QUALIFIERS.search(label):
+        return text
+    return " ".join(words[first_day:])
+
+
+def _is_day_token(token: str) -> bool:
+    pieces = [piece for piece in re.split(r"[-/&+,.]", token) if piece]
+    if token in _DAY_SETS:
+        return True
+    return bool(pieces) and all(
+        _day_word(piece)
+        or piece in _DAY_SETS
+        or piece in ("t", "s")
+        or (len(piece) > 1 and not _LETTER.sub("", piece))  # "MTWThF"
+        for piece in pieces
+    )
 
 
 def _unless_a_day(match: re.Match[str]) -> str:
@@ -651,7 +709,7 @@ _TELEWORK = re.compile(
 _EXCEPT = re.compile(rf"\b(?:except|excl\.?|excluding|but not)\s+{_DAY_LIST}")
 # "Days off Tue & Wed", "RDOs Sat/Sun", "rest days: Sun, Mon".
 _DAYS_OFF_LIST = re.compile(
-    rf"\b(?:days? off|off days?|rdos?|regular days? off|rest days?)\s*:?\s*{_DAY_LIST}"
+    rf"\b(?:days? off|off days?|off|rdos?|regular days? off|rest days?)\s*:?\s*{_DAY_LIST}"
 )
 _OFF = re.compile(r"\b(?P<days>[a-z]+(?:\s*(?:/|&|\band\b)\s*[a-z]+)*)\s+off\b")
 
@@ -690,6 +748,16 @@ def _letter_days(letters: list[str], part: str) -> list[str]:
     thursday_written = bool({"th", "thu", "thur", "thurs", "thursday", "r"} & set(letters))
     days = []
     for index, letter in enumerate(letters):
+        if letter == "s":
+            # "F/S/Su": an S before Su is Saturday, one after Sa is Sunday.
+            before = letters[index - 1] if index else ""
+            after = letters[index + 1] if index + 1 < len(letters) else ""
+            if _DAY_WORDS.get(after) == "Sun" or _DAY_WORDS.get(before) == "Fri":
+                letter = "sa"
+            elif _DAY_WORDS.get(before) == "Sat":
+                letter = "su"
+            else:
+                raise ScheduleError(f"'{part}': a lone 'S' could be Saturday or Sunday")
         if letter == "t":
             before = letters[index - 1] if index else ""
             after = letters[index + 1] if index + 1 < len(letters) else ""
