@@ -71,7 +71,10 @@ def classify_reply(
             hitl=True,
             guardrail=hit.rule,
         )
-    rules = classify_by_rules(_without_signature(body) + _forwarded_news(text, body), subject)
+    said = _without_signature(body) + _forwarded_news(text, body)
+    if _POINTS_AT_SUBJECT.search(body):
+        said = f"{_REPLY_PREFIX.sub('', subject)}\n{said}"  # "see subject": the news is there
+    rules = classify_by_rules(said, subject)
     backend = llm.get_backend()
     if isinstance(backend, llm.OpenAIClient):
         return _ask_model(backend, body, subject, rules, trace)
@@ -95,6 +98,8 @@ def strip_quoted(text: str) -> str:
 
 
 _SPANISH_HEADER = re.compile(r"^El .{4,200}? escribió:\s*$", re.MULTILINE)
+_POINTS_AT_SUBJECT = re.compile(r"\b(?:see|read|per|as in|check) (?:the )?subject\b", re.I)
+_REPLY_PREFIX = re.compile(r"^(?:\s*(?:re|fwd?|aw|sv|rv)\s*:\s*)+", re.I)
 _DASH_BULLET = re.compile(r"^([ \t]*)-([ \t]+)(?=\w)", re.MULTILINE)
 _FORWARD_MARKER = re.compile(
     r"^-{2,}\s*(?:forwarded message|original message|mensaje reenviado)\s*-{2,}\s*$",
@@ -217,7 +222,8 @@ FEATURES: list[Feature] = [
                 r"(?:went through|(?:was|has been|is|got|were|have been) (?:processed|approved|"
                 r"completed|made|entered|done))\b",
                 r"\bi(?:'m| am) (?:now )?back (?:at|on|to|in|with) (?:the |my )?"
-                r"(?:regular|normal|usual|old|original|district|main|home|\w+ office)\b",
+                r"(?:regular|normal|usual|old|original|district|main|home|\w+ office|days|nights|"
+                r"swing|the van)\b",
                 r"\b(?:transferring|transferred|moving|relocating|reassigned|been moved|floated|"
                 r"moved) to (?:the )?(?:\w+ )?"
                 r"(?:warehouse|site|plant|office|campus|building|location|store|facility|"
@@ -492,6 +498,21 @@ FEATURES: list[Feature] = [
                 r"\b(?:public records act|foia|freedom of information|records request)\b"
                 r"|\brequest\w* (?:copies|a copy) of (?:all )?(?:the )?(?:records|data|"
                 r"documents)\b",
+                # Taking it to compliance, privacy, ethics, a union: a person answers.
+                r"\b(?:rais\w+|report\w*|tak\w+|bring\w*) (?:it|this) (?:up )?(?:with|to) (?:the )?"
+                r"(?:compliance|legal|privacy|ethics|union|ombuds\w*|inspector general|council\w*)",
+                r"\btracking where i live\b|\bwho authori[sz]ed (?:this|that)\b",
+                # Another rider's seat, an exception granted, an arrangement to weigh.
+                r"\b(?:lets|let|has|had) (?:his|her|their|someone|somebody|a) (?:\w+ ){0,2}"
+                r"(?:take|use|ride in) (?:his|her|their) (?:seat|spot)\b"
+                r"|\b(?:somebody|someone) should look into\b",
+                r"\b(?:approved|signed off on|authori[sz]ed|okayed|ok'?d) (?:me|it|this|my) "
+                r"(?:\w+ ){0,3}(?:living|riding|to live|to ride|exception|exemption)\b",
+                r"\b(?:cancer|chemo\w*|hospice|dialysis|terminally ill|stage [1-4])\b",
+                r"\b(?:pause|hold|freeze|suspend|save) my (?:seat|spot|place)\b",
+                r"\b(?:i'm|i am) not (?:even )?(?:on|in) (?:vp-?\d+|that van|this van)\b"
+                r"(?! (?:anymore|any more))",
+                r"^\W*\(?\d{3}\)?[\s.-]?\d{3}[\s.-]?\d{4}\W*$",  # only a number: call me
                 # "…or I'm going to HR about it": an ultimatum.
                 r"\bor (?:i'm|i am|i will|i'll) (?:going to|gonna|go to|take this to|report)\b",
                 r"\byou(?:'ll| will) (?:regret|be sorry|hear from)\b|\bor else\b",
@@ -519,6 +540,8 @@ FEATURES: list[Feature] = [
                 r"\b(?:want|need|would like|expect)s? (?:a|an actual|a real|some) (?:person|human|"
                 r"human being|coordinator|manager|supervisor) to (?:look|review|check|see|call|"
                 r"talk|go over)\b",
+                r"\b(?:have|get) (?:someone|somebody|a person) (?:to )?"
+                r"(?:call|contact|phone|reach) me\b",
                 r"\b(?:can|could|would|will) (?:someone|somebody|a person|a human|you|"
                 r"a coordinator) (?:please )?(?:call|phone|ring) me\b",
                 # What only a person may handle: health details, a death, a home kept for weekdays.
@@ -545,6 +568,7 @@ FEATURES: list[Feature] = [
                 r"accept|do)\b",
                 r"\b(?:furious|angry|pissed|livid|upset|offended|insulted)\b",
                 r"\b(?:you people|think twice|threaten\w*)\b",
+                r"\b(?:rule|policy|this|that|it) (?:doesn't|does not|don't) make (?:any )?sense\b",
                 r"^(?:no|nope|nah|no way)\W*$",  # a bare refusal
                 # Rhetorical: "Are you kidding me??", "Who decided this, some computer?"
                 r"\b(?:are you (?:kidding|serious|joking)|you(?:'ve| have)? (?:got|gotta) to be "
@@ -581,6 +605,11 @@ def classify_by_rules(body: str, subject: str = "") -> ReplyClassification:
     text = _URL.sub(" ", _expand_shorthand(normalise(body or subject)))
     # A bare "?" says "what is this?": a question, answered from the facts.
     sentences = _sentences(text) or (["?"] if "?" in text else [])
+    # "I moved in March… I'll fix it in Workday today": the mismatch owned and a
+    # fix promised, none made yet. The life change is context, not an update.
+    only_promised = bool(_PROMISE.search(text) or _ASKED_TO_FIX.search(text)) and not (
+        _FIX_DONE.search(text)
+    )
     for sentence in sentences:
         # Inside a question, "my new schedule" or "thanks" is context, not news.
         asked = sentence.endswith("?") or sentence.startswith("¿")
@@ -601,7 +630,7 @@ def classify_by_rules(body: str, subject: str = "") -> ReplyClassification:
             ):
                 continue
             damped = (asked and feature.bucket in ("update", "acknowledgment")) or (
-                promised and feature.bucket == "update"
+                (promised or only_promised) and feature.bucket == "update"
             )
             weight = feature.weight * (0.5 if damped else 1.0)
             scores[feature.bucket] += weight
@@ -661,6 +690,14 @@ _URL = re.compile(r"\b(?:https?://|www\.)\S+")
 _DENIED_CHANGE = re.compile(
     r"\b(?:not|never|haven't|hasn't|hadn't|didn't|havent|hasnt|hadnt|didnt)\s+(?:\w+\s+)?"
     r"(?:moved|relocated|changed|switched|transferred)\b"
+)
+_ASKED_TO_FIX = re.compile(
+    r"\b(?:asked|told|emailed|called) (?:my |the |our )?(?:\w+ )?to (?:put|enter|submit|fix|update|"
+    r"change|correct)\b"
+)
+_FIX_DONE = re.compile(
+    r"(?<!never )(?<!not )(?<!n't )(?<!be )(?<!will )(?<!to )\b(?:updated|fixed|corrected|"
+    r"submitted|entered|processed|went through|changed (?:it|my \w+) (?:in|on))\b"
 )
 _PROMISE = re.compile(
     r"\b(?:i'll|i will|we'll|we will|will|going to|gonna)\s+(?:\w+\s+){0,3}?(?:update|fix|change|"

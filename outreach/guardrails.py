@@ -107,7 +107,7 @@ _PHRASES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
             r"\bclose (?:out )?(?:my|this|the|our|his|her) (?:case|ticket|file|audit|review)\b"
             r"|\bmark (?:me|this|it|my \w+|the \w+|this \w+)(?: \w+)? (?:as )?"
             r"(?:resolved|compliant|passed|pass|ok|okay|cleared|verified|eligible|valid|closed|"
-            r"dismissed|approved|exempt)\b"
+            r"dismissed|approved|exempt|all clear|clear|good to go)\b"
             r"|\b(?:set|change|update|switch) (?:the |my |this )?(?:case )?(?:status|verdict|"
             r"bucket|classification|label|result|outcome) to\b"
             r"|\b(?:classify|label|treat|record|log|file|count|tag|categori[sz]e) (?:this|me|it|"
@@ -122,11 +122,16 @@ _PHRASES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
             r"|\b(?:suppress|stop|cease|halt) (?:all |further |any )*(?:outreach|review|emails|"
             r"reminders|processing|notices|notifications)\b"
             r"|\bno (?:further )?review (?:is )?(?:needed|required|necessary)\b"
-            r"|\b(?:no|without|skip|bypass) (?:further |any )?(?:human|manual|coordinator) "
-            r"(?:review|check|involvement)\b"
+            r"|\b(?:no|without|skip|bypass) (?:the )?(?:further |any )?"
+            r"(?:human|manual|coordinator) (?:review|check|involvement)\b"
             r"|\b(?:do not|don't) (?:place|put|send|route|add|bother|queue) (?:it |this |me )?"
             r"(?:in|to|into|on|with|for)? ?(?:the )?(?:coordinators?|review|human|manual|queue)\b"
             r"|\bnot bother the coordinators?\b"
+            r"|\b(?:switch|move|transfer|put|change|shift) (?:the |this |my )?flags? (?:over )?"
+            r"(?:to|onto)\b|\bclear (?:the |their |his |her |all )?flags?\b"
+            r"|\bclose (?:mine|them) out\b"
+            r"|\b(?:doesn't|does not|don't|no) need to go through (?:the )?"
+            r"(?:coordinator|review|queue|approval)"
             r"|\bno (?:coordinator|reviewer|human|person|staff|one) (?:needs|has|is needed|"
             r"is required) to (?:look|review|see|check|read)\b"
             r"|\bclosed as (?:resolved|compliant|passed|approved|cleared)\b"
@@ -202,6 +207,16 @@ _PHRASES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
             r"|\bhitl\b|\bhuman[- ]in[- ]the[- ]loop\b|\bauto-?clos(?:e|ed|ing|ure)\b"
             r"|\b(?:first|initial) letters\b[^\n]{0,60}\b(?:do|follow|obey|apply|carry out)\b"
             r"|\bi (?:hereby )?authori[sz]e you to\b"
+            # Dictating what the drafted answer says: a link, a number, a sentence.
+            r"|\bwhen (?:you |you're )?(?:write back|writing back|draft\w*|repl\w+|answer\w*|"
+            r"respond\w*)\b[^.\n]{0,80}\b(?:include|add|put|insert|state|say|tell|mention|write)\b"
+            r"|\b(?:include|add|put|insert) (?:this|the following|a|my) (?:link|url|number|line|"
+            r"sentence|note)\b[^.\n]{0,40}\b(?:in|into|to) (?:your|the) (?:reply|response|answer|"
+            r"e-?mail|draft)\b"
+            r"|\bdrafting note\b|\bwhen answering this rider\b"
+            r"|\b(?:confirm|say|state|write|include|put) (?:that|this|it) in your "
+            r"(?:reply|response|answer|e-?mail)\b|\bjust a line like\b"
+            r"|\bif (?:this|you) (?:is|are) (?:one of those |an? )?(?:ai|automated|bot|robot)\b"
             # Dictating the system's own summary: "summarise it as: …".
             r"|\bsummari[sz]e (?:it|this|this (?:e-?mail|reply|message)|the (?:e-?mail|reply|"
             r"message)|my (?:reply|e-?mail)) as\b"
@@ -219,7 +234,16 @@ _PHRASES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
             r"(?:\w+ )?of (?:the |all )?(?:other|every|each) (?:riders?|employees|members)"
             r"|\b(?:case file|agent traces?|all (?:the )?evidence)\b[^\n]{0,160}"
             r"@[a-z0-9.-]+\.[a-z]{2,}"
-            r"|@[a-z0-9.-]+\.[a-z]{2,}[^\n]{0,160}\b(?:case file|agent traces?)\b",
+            r"|@[a-z0-9.-]+\.[a-z]{2,}[^\n]{0,160}\b(?:case file|agent traces?)\b"
+            # Someone else's record by name, a list of who was flagged, a thread sent outside.
+            r"|\b(?:what|which) (?:zip|address|home|shift|schedule)\b[^.?\n]{0,30}\bon file for "
+            r"(?!(?:me|myself|the|my|this|our|us|you|him|her|them)\b)[a-z]+ [a-z]+"
+            r"|\b(?:full |complete )?list of (?:all )?(?:the )?(?:riders|employees|"
+            r"who (?:got|was|were) flagged)\b|\bwho (?:else )?(?:got|was|were) flagged\b"
+            r"|\b(?:their|all (?:the )?riders'?) (?:employee ids|home zips|zips|addresses|"
+            r"shift codes)\b"
+            r"|\bforward\w* (?:this |the |my )?(?:whole |entire )?(?:thread|emails?|case|file|list|"
+            r"findings|results)\b[^\n]{0,160}@[a-z0-9.-]+\.[a-z]{2,}",
         ),
         (
             "foreign_directive",
@@ -262,9 +286,12 @@ _PHRASES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
             "prompt_request",
             "asks to reveal the system's prompt or instructions",
             r"\bsystem prompt\b|\bprompt del sistema\b"
-            r"|\b(?:reveal|show|print|repeat|output|display|tell me|give me|share|leak|"
-            r"what (?:is|are|were))\b[^.\n]{0,30}\b(?:your|the|hidden|initial|original|"
-            r"internal|secret)\b[^.\n]{0,15}\b(?:prompts?|instructions|rules|configuration)\b",
+            r"|\b(?:reveal|show|print|repeat|output|display|tell me|give me|share|leak|paste|copy|"
+            r"quote|send me|what (?:is|are|were))\b[^.\n]{0,30}\b(?:your|the|hidden|initial|"
+            r"original|internal|secret|exact)\b[^.\n]{0,15}"
+            r"\b(?:prompts?|instructions|rules|configuration)\b"
+            r"|\b(?:instructions|rules|prompts?) (?:and \w+ )?"
+            r"(?:you were|you've been|you have been) (?:given|told)\b",
         ),
     ]
 )
