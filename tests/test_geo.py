@@ -159,6 +159,10 @@ def test_it_normalises_zips(raw, expected):
         ("9.45E+04", None),  # digits lost: 94450 to 94549
         ("'07042", "07042"),  # a spreadsheet's text marker
         ('="07102"', "07102"),  # a spreadsheet formula keeping the zero
+        ("6O193", "60193"),  # a letter O typed between digits
+        ("60647 (Logan Square)", "60647"),  # a note after the ZIP
+        ("48124 Dearborn", "48124"),  # the ZIP's own town
+        ("48124 Elm", None),  # not its town: maybe a street number and a street
     ],
 )
 def test_it_cleans_a_zip_into_its_stored_form(raw, stored):

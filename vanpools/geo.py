@@ -58,6 +58,11 @@ _DASHES = str.maketrans("\u2010\u2011\u2012\u2013\u2014\u2212", "------")
 # Export noise around the ZIP: a leading "#", a trailing country.
 _NOISE = re.compile(r"^\s*#\s*|[\s,]+(?:u\.?s\.?a?\.?|united states(?: of america)?)\s*$", re.I)
 _DROPPED_ZEROS = re.compile(r"[0-9]{3,4}|[0-9]{8}")
+_O_BETWEEN_DIGITS = re.compile(r"(?<=[0-9])[oO](?=[0-9])")
+_ZIP_NOTE = re.compile(r"^(\s*[0-9]{5}(?:-[0-9]{4})?)\s*\([^()0-9]*\)\s*$")
+_ZIP_THEN_WORDS = re.compile(
+    r"\s*(?P<zip>[0-9]{5}(?:-[0-9]{4})?)[\s,]+(?P<words>[A-Za-z .'-]{3,40})"
+)
 # How a spreadsheet forces text: a leading apostrophe ('07042) or a formula (="07102").
 _SPREADSHEET_TEXT = re.compile(r"^\s*(?:'|=\s*\")(?P<zip>[^\"]*)\"?\s*$")
 
@@ -156,6 +161,11 @@ def clean_zip(raw: str | None) -> str | None:
     if not isinstance(raw, str):
         return None
     raw = _NOISE.sub("", _SPREADSHEET_TEXT.sub(r"\g<zip>", raw.translate(_DASHES)))
+    # A letter O typed between digits is a zero ("6O193"); one at the start is left alone.
+    raw = _O_BETWEEN_DIGITS.sub("0", raw)
+    raw = _ZIP_NOTE.sub(r"\1", raw)  # "60647 (Logan Square)": a note after the ZIP
+    if (named := _ZIP_THEN_WORDS.fullmatch(raw)) and _names_its_town(named["zip"], named["words"]):
+        raw = named["zip"]  # "48124 Dearborn": the ZIP's own town, not a street
     labelled = _LABELLED_ZIP.search(raw) or _ZIP_THEN_STATE.fullmatch(raw)
     value = "".join((labelled["zip"] if labelled else raw).split()).rstrip("-")
     if floated := _FLOAT_ZIP.fullmatch(value):
@@ -173,6 +183,16 @@ def clean_zip(raw: str | None) -> str | None:
     if match is None:
         return None
     return match[1] + (f"-{value[-4:]}" if len(value) > 5 else "")
+
+
+def _names_its_town(zip_code: str, words: str) -> bool:
+    """Whether the words after a ZIP are its town ("48124 Dearborn"), not a street."""
+    try:
+        rows = zipcodes.matching(zip_code[:5])
+    except (ValueError, TypeError):
+        return False
+    town = " ".join(words.replace(".", " ").split()).casefold()
+    return any(str(row.get("city", "")).casefold() == town for row in rows)
 
 
 def normalise_zip(raw: str | None) -> str | None:
