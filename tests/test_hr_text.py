@@ -141,6 +141,33 @@ from vanpools.schedules import ScheduleError, describe_weekly
         ("Call-taker (PT): Sat+Sun 0600-1800", "Sat/Sun 06:00–18:00"),
         ("Hybrid — on-site T/Th 10am-6:30pm", "Tue 10:00–18:30, Thu 10:00–18:30"),
         ("M–Th 0715–1645; alt F 0715–1545", "Mon–Thu 07:15–16:45, Fri 07:15–15:45"),
+        ("Quart de jour : du lundi au vendredi, de 7 h 30 à 16 h", "Mon–Fri 07:30–16:00"),
+        ("lun.–ven. 8 h–16 h 30", "Mon–Fri 08:00–16:30"),
+        (
+            "Dayforce | Pay Group: OPS-HRLY | Schedule: Tu We Th Fr Sa 06:00 - 14:30 | "
+            "Rotation: none",
+            "Tue–Sat 06:00–14:30",
+        ),
+        (
+            "UKG Pro | Schedule Pattern: HYB-3 | Onsite: Tue/Wed/Thu 8:00 AM–5:00 PM CT | "
+            "Remote: Mon, Fri",
+            "Tue–Thu 08:00–17:00",
+        ),
+        (
+            "ADP WFN | Sched Grp: 980A | Mon-Thu 07:00AM-04:30PM | Fri(wk1) 07:00AM-03:30PM | "
+            "Fri(wk2) RDO",
+            "Mon–Thu 07:00–16:30, Fri 07:00–15:30",
+        ),
+        (
+            "Work Schedule: BNK-EARLY-5X8 ; Shift Pattern: 05:30-14:00 (Mon,Tue,Wed,Thu,Fri) ; "
+            "Assignment Status: Active - Payroll Eligible",
+            "Mon–Fri 05:30–14:00",
+        ),
+        (
+            "Turno partido: de 7:00 a 11:00 y de 17:00 a 21:00, todos los días excepto jueves",
+            "Mon–Wed 07:00–21:00, Fri–Sun 07:00–21:00",
+        ),
+        ("FH Days 06:00-18:00 S/M/T/W(alt)", "Mon–Wed 06:00–18:00, Sun 06:00–18:00"),
     ],
 )
 def test_it_reads_the_common_ways_hr_writes_a_week(text, read):

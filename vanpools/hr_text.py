@@ -55,6 +55,14 @@ _DAY_WORDS: dict[str, str] = {
     **dict.fromkeys(("viernes", "vie"), "Fri"),
     **dict.fromkeys(("sabado", "sab"), "Sat"),
     **dict.fromkeys(("domingo", "dom"), "Sun"),
+    # French (Quebec exports): "du lundi au vendredi", "lun.–ven.".
+    **dict.fromkeys(("lundi",), "Mon"),
+    **dict.fromkeys(("mardi", "mar"), "Tue"),
+    **dict.fromkeys(("mercredi", "mer"), "Wed"),
+    **dict.fromkeys(("jeudi", "jeu"), "Thu"),
+    **dict.fromkeys(("vendredi", "ven"), "Fri"),
+    **dict.fromkeys(("samedi",), "Sat"),
+    **dict.fromkeys(("dimanche", "dim"), "Sun"),
     **dict.fromkeys(("montag",), "Mon"),
     **dict.fromkeys(("dienstag",), "Tue"),
     **dict.fromkeys(("mittwoch",), "Wed"),
@@ -130,7 +138,9 @@ _FILLER = re.compile(
     r"\b(?:shift code \w+|(?:day|night|swing|evening|morning|graveyard|early|late|first|second|"
     r"third|1st|2nd|3rd|owl|power|mid)\s+sh(?:ift|ft|fit)|schedule|sched|from|every|onsite|on-site|"
     r"on|at|hours|sh(?:ift|ft|fit)|owl|noc|fixed|flex(?: schedule)?|actual|pattern|works?|"
-    r"she works|he works|working|grave|gy|swng|nocturno|diurno|"
+    r"she works|he works|working|grave|gy|swng|nocturno|diurno|partido|perm\.?|permanent|"
+    r"quarts?|jour|soir|nuit|du|horaire|equipe \w|seulement|"
+    r"(?:front|back) half(?: days| nights)?|[fb]h[dn]|fh|bh|shift bid|bid line|"
     r"work schedule(?: calendar)?|calendar|(?:1st|2nd|3rd|1er|primer|segundo|tercer)(?=[\s),-]|$)|"
     # Hospital codes and programs: "D12", "N12", "x3/wk", "Weekend Option", "paid 36".
     r"[den](?:8|10|12)|x?\d\s*(?:nights?|days?|shifts?)?\s*/\s*(?:wk|week)|"
@@ -155,12 +165,12 @@ _FILLER = re.compile(
     # Spanish and German fillers ("turno de noche de 22:00 a 6:30", "6:00-14:30 Uhr").
     r"de|del|turno|noches?|tardes?|mananas?|uhr|"
     # A time zone says where the clock is, not when the shift is ("MT" is left: Mon-Tue?).
-    r"[pmce][sd]t|ak[sd]t|h[sd]t|local time|local)\b|[().:]"
+    r"[pmce][sd]t|ct|et|ak[sd]t|h[sd]t|local time|local)\b|[().:]"
 )
 # Hospital codes for day / evening / night ("D 0645-1915") at the start.
 _SHIFT_CODE = re.compile(r"^\s*[den]\s+(?=\d)")
 _DAY_RANGE = re.compile(
-    r"^(?P<first>[a-z]+)\s*(?:-|through|thru|to|a|al|bis|hasta)\s*(?P<last>[a-z]+)$"
+    r"^(?P<first>[a-z]+)\.?\s*(?:-|through|thru|to|a|al|au|bis|hasta|~)\s*(?P<last>[a-z]+)\.?$"
 )
 
 
@@ -223,6 +233,7 @@ def _minutes(span: DaySpan) -> tuple[int, int]:
 
 
 def _read_words(text: str) -> list[list[DaySpan]]:
+    text = _export_fields(text)
     if _ALTERNATE_DAY_NAMED.search(text.lower()) and len(_RANGE.findall(_prepared(text))) > 1:
         # The alternate day and its own hours are spelled out beside it.
         text = re.sub(r"\b9/80\b", " ", text)
@@ -232,6 +243,8 @@ def _read_words(text: str) -> list[list[DaySpan]]:
         for piece in _split_by_hours(part)
         if piece.strip()
     ]
+    # A part of labels alone ("Crew C perm. days", "2-2-3 Pitman") says nothing more.
+    parts = [part for part in parts if _RANGE.search(_prepared(part)) or _words_beside_hours(part)]
     off = set().union(*(_only_days_off(part) for part in parts))
     parts = [part for part in parts if not _only_days_off(part)]
     if not parts:
@@ -277,6 +290,50 @@ def _only_days_off(part: str) -> set[str]:
     return off if not _FILLER.sub(" ", rest).strip(" ,-") else set()
 
 
+# Fields of an HR system's export that are not the schedule ("Pay Group: OPS-HRLY").
+_ADMIN_FIELD = re.compile(
+    r"^\s*(?:pay group|assignment status|emp(?:loyee)? sub\s*gr(?:ou)?p|daily wh|planned wh|"
+    r"unpaid br(?:ea)?k|period wsr|dws|sched(?:ule)? gr(?:ou)?p|"
+    r"cost cent(?:er|re)|fte|job|position|status|dept|department|location|union|pay rule|"
+    r"standard hours|rotation\s*:\s*none)\b",
+    re.IGNORECASE,
+)
+_FIELD_KEY = re.compile(r"^\s*([A-Za-z][A-Za-z ./-]{0,30}?)\s*:(?!\d)\s*(.*)$")
+_TELEWORK_KEY = re.compile(r"^(?:remote|telework|wfh|work from home)$", re.IGNORECASE)
+
+
+def _export_fields(text: str) -> str:
+    """ "Dayforce | Pay Group: OPS | Schedule: Tu We Th 06:00 - 14:30": the schedule's fields.
+
+    Only text with three or more fields split by "|" (or " ; ") is read this way:
+    administrative fields and bare system names go, "Remote: Mon, Fri" becomes
+    telework, and any other "Key: value" keeps its value.
+    """
+    fields = [field.strip() for field in re.split(r"\s*\|\|?\s*|\s+;\s+", text)]
+    fields = [field for field in fields if field]
+    if len(fields) < 3:
+        return text
+    kept = []
+    for field in fields:
+        if _ADMIN_FIELD.match(field):
+            continue
+        keyed = _FIELD_KEY.match(field)
+        key, value = (keyed[1], keyed[2]) if keyed else ("", field)
+        if _TELEWORK_KEY.match(key.strip()):
+            kept.append(f"telework {value}")
+        elif (
+            _RANGE.search(_prepared(value))
+            or _has_day(value)
+            or _QUALIFIERS.search(re.sub(r"\d", "", value.lower()))
+        ):
+            kept.append(value)
+    return ", ".join(kept) if kept else text
+
+
+def _has_day(text: str) -> bool:
+    return any(_is_day_token(word.strip(",-:|().*")) for word in text.lower().split())
+
+
 def _split_by_hours(part: str) -> list[str]:
     """ "M/W 0700-1730, F 0700-1130": a comma that starts another range of hours starts a part."""
     pieces = [
@@ -315,7 +372,7 @@ def _hours(part: str) -> tuple[list[tuple[str, str]], str]:
 
 
 # "0515-0915 / 1445-1845", "7-11a & 4-8p": two pieces of one working day.
-_SPLIT_JOIN = re.compile(r"\s*(?:&|/|\+|,|and|y|und)\s*")
+_SPLIT_JOIN = re.compile(r"\s*(?:&|/|\+|,|and|y|und|et|then)?\s*(?:de |from |then )?")
 
 
 def _split_shift(found: list[re.Match[str]], text: str, part: str) -> tuple[list, str]:
@@ -360,6 +417,23 @@ def _prepared(part: str) -> str:
         r"\b(?:every other|alt\.?|alternate|alternating) ([a-z]+)\b(?!\s+off)", _the_day_alone, text
     )
     text = re.sub(r"\b(\d{1,2}:\d{2})\s*h\b", r"\1", text)  # "15:00 h"
+    # French hours: "de 7 h 30 à 16 h"; "quarts de 12 h" names the length, not a time.
+    text = re.sub(r"\b(?:quarts? )?de (?:8|10|12) ?h\b", " ", text)
+    text = re.sub(r"\b(\d{1,2}) ?h ?(\d{2})\b", r"\1:\2", text)
+    text = re.sub(r"\b(\d{1,2}) ?h\b(?![:\d])", r"\1:00", text)
+    # Dates and years beside a bid or an effective date: "eff. 10/05/26", "2026-27".
+    text = re.sub(
+        r"\b(?:eff(?:ective)?\.?|awarded|as of|since)\s*\d{1,2}[-/]\d{1,2}(?:[-/]\d{2,4})?|"
+        r"\b20\d\d(?:-\d\d)?\b",
+        " ",
+        text,
+    )
+    text = re.sub(r"\(\s*\*\s*alt\w*\s*(?:wks?|weeks?)?\s*\)|\*", " ", text)  # "*Wed (*alt wks)"
+    # "Fri(wk1) 7-3:30 | Fri(wk2) RDO", "(Wed alt)", "W(alt)": a day worked every other week.
+    text = re.sub(r"\b([a-z]+)\s*\((?:wk|week)\s*\d\)\s*rdo\b", " ", text)
+    text = re.sub(r"\b([a-z]+)\s*\((?:wk|week)\s*\d\)", r"\1", text)
+    text = re.sub(r"\(\s*([a-z]+)\s+alt\w*\s*\)|\b([a-z]+)\s*\(alt\w*\)", r"\1\2", text)
+    text = text.replace("~", "/").replace(">>", "-").replace(" -- ", " , ")
     text = _SPOKEN_MERIDIEM.sub(_spoken_meridiem, _NUMBER_WORDS.sub(_number, text))
     # A meal break inside the shift moves neither end of it.
     text = _SHIFT_CODE.sub(" ", _LUNCH.sub(" ", _EXTRA_DUTY.sub(" ", text)))
@@ -383,7 +457,7 @@ _NOTE = re.compile(
 _BRACKETED = re.compile(r"\(([^()\d]*)\)")
 _BRACKET_KEEPS = re.compile(
     r"rotat|alternat|var(?:y|ies)|tbd|pending|except|\boff\b|other|week|night|evening|morning|"
-    r"\b[ap]\.?m\b|split|call|only"
+    r"\b[ap]\.?m\b|call|only"
 )
 
 
@@ -557,7 +631,9 @@ def _clock(minutes: int) -> str:
 
 
 def _days(rest: str, part: str) -> list[str]:
-    rest = re.sub(r"\b(?:7 days(?: a week)?|every day)\b", " daily ", rest)
+    rest = re.sub(
+        r"\b(?:7 days(?: a week)?|every day|todos los dias|tous les jours)\b", " daily ", rest
+    )
     off, named, rest = _days_off_named(rest)
     text = " ".join(_FILLER.sub(" ", rest).split())
     text = _without_role(_LEADING_LABEL.sub(_unless_days, text))
@@ -568,7 +644,9 @@ def _days(rest: str, part: str) -> list[str]:
         return []  # "telework M/W/F (8a-5p)": hours kept on days not commuted
     if not text.strip(" ,-"):
         raise _NoDays(f"'{part}': no days given")
-    items = [item.strip(" -") for item in re.split(r"\s*(?:,|/|&|\band\b|\+)\s*", text)]
+    items = [
+        item.strip(" -") for item in re.split(r"\s*(?:,|/|&|\band\b|\by\b|\bet\b|\+)\s*", text)
+    ]
     items = [item for item in items if item]
     if len(items) == 1 and items[0].count("-") >= 2:
         items = items[0].split("-")  # "Tu-W-Th": a list written with dashes
@@ -702,14 +780,15 @@ _OCCASIONAL_WEEKEND = re.compile(
     rf"[+,]?\s*\b(?:every\s+)?{_ORDINAL}\s+(?:wknd|weekend)s?\b|[+,]?\s*\b\d\s+(?:wknd|weekend)s?"
     r"\s*/\s*(?:mo|month)\b"
 )
-_DAY_LIST = r"(?P<days>[a-z]+(?:\s*(?:/|&|\+|,|\band\b)\s*[a-z]+)*)"
+_DAY_LIST = r"(?P<days>[a-z]+(?:\s*(?:/|&|\+|,|\band\b|\by\b|\bet\b)\s*[a-z]+)*)"
 _TELEWORK = re.compile(
     rf"\b(?:telework(?:ing)?|tw|remote|wfh|work(?:ing)? from home)\s*:?\s*(?:on\s+)?{_DAY_LIST}"
 )
-_EXCEPT = re.compile(rf"\b(?:except|excl\.?|excluding|but not)\s+{_DAY_LIST}")
+_EXCEPT = re.compile(rf"\b(?:except|excl\.?|excluding|but not|excepto|salvo|sauf)\s+{_DAY_LIST}")
 # "Days off Tue & Wed", "RDOs Sat/Sun", "rest days: Sun, Mon".
 _DAYS_OFF_LIST = re.compile(
-    rf"\b(?:days? off|off days?|off|rdos?|regular days? off|rest days?)\s*:?\s*{_DAY_LIST}"
+    rf"\b(?:days? off|off days?|off|rdos?|regular days? off|rest days?|descanso|dias de descanso|"
+    rf"conge|jours de conge)\s*:?\s*{_DAY_LIST}"
 )
 _OFF = re.compile(r"\b(?P<days>[a-z]+(?:\s*(?:/|&|\band\b)\s*[a-z]+)*)\s+off\b")
 
@@ -754,8 +833,8 @@ def _letter_days(letters: list[str], part: str) -> list[str]:
             after = letters[index + 1] if index + 1 < len(letters) else ""
             if _DAY_WORDS.get(after) == "Sun" or _DAY_WORDS.get(before) == "Fri":
                 letter = "sa"
-            elif _DAY_WORDS.get(before) == "Sat":
-                letter = "su"
+            elif _DAY_WORDS.get(before) == "Sat" or (not before and _DAY_WORDS.get(after) == "Mon"):
+                letter = "su"  # "S/M/T/W": a week written from Sunday
             else:
                 raise ScheduleError(f"'{part}': a lone 'S' could be Saturday or Sunday")
         if letter == "t":
