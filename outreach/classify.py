@@ -342,6 +342,13 @@ FEATURES: list[Feature] = [
                 r"\b(?:i|you|he|she|they)(?:'ve| have|'s| has) been on (?:the |my )?"
                 r"(?:[\w:]+ ){0,2}(?:line|shift|crew|days|nights|schedule|route|team)\b"
                 r"(?: crew)? since\b",
+                # Plain or learner's English: "HR fix it today", "I am change to day shift",
+                # "it show Day shift now".
+                r"\b(?:hr|payroll|they|he|she|my (?:supervisor|manager|lead)) (?:\w+ ){0,2}"
+                r"(?:already |today )?(?:fix|fixed|update|updated|correct|corrected) "
+                r"(?:it|my \w+)\b"
+                r"|\bi(?:'m| am) chang(?:e|ed|ing) to\b"
+                r"|\b(?:it|portal|system) (?:now )?shows? (?:\w+ ){0,3}now\b",
                 r"\b(?:by mistake|in error|data entry (?:mistake|error))\b"
                 r"|\bfixed (?:it|this|that) (?:on|yesterday|today|this morning|last week)\b",
                 # Someone sent the change on: "my principal sent the correction to HR".

@@ -329,6 +329,14 @@ def test_a_promised_fix_is_not_a_fix_made(text, bucket):
     assert classify_reply(text).bucket == bucket
 
 
+def test_learners_english_reporting_a_fix_is_an_update():
+    text = (
+        "I am change to day shift since 10/2026, my supervisor already send paper to HR and "
+        "today HR fix it, i check on portal now it show Day shift 6:00 - 2:30."
+    )
+    assert classify_reply(text).bucket == "update"
+
+
 def test_news_in_the_subject_is_read_when_the_body_points_at_it():
     result = classify_reply("see subject. thanks", "Re: Vanpool audit - switched to B shift 11/2")
     assert result.bucket == "update"
