@@ -168,6 +168,11 @@ from vanpools.schedules import ScheduleError, describe_weekly
             "Mon–Wed 07:00–21:00, Fri–Sun 07:00–21:00",
         ),
         ("FH Days 06:00-18:00 S/M/T/W(alt)", "Mon–Wed 06:00–18:00, Sun 06:00–18:00"),
+        (
+            "Work Schedule Calendar: FAB 3/4 DAYS 12.0 | Week 1: Mon, Tue, Wed | "
+            "Week 2: Mon, Tue, Wed, Thu | 06:30 AM - 06:30 PM",
+            "Mon–Thu 06:30–18:30",
+        ),
     ],
 )
 def test_it_reads_the_common_ways_hr_writes_a_week(text, read):

@@ -139,7 +139,7 @@ _FILLER = re.compile(
     r"third|1st|2nd|3rd|owl|power|mid)\s+sh(?:ift|ft|fit)|schedule|sched|from|every|onsite|on-site|"
     r"on|at|hours|sh(?:ift|ft|fit)|owl|noc|fixed|flex(?: schedule)?|actual|pattern|works?|"
     r"she works|he works|working|grave|gy|swng|nocturno|diurno|partido|perm\.?|permanent|"
-    r"quarts?|jour|soir|nuit|du|horaire|equipe \w|seulement|"
+    r"quarts?|jour|soir|nuit|du|horaire|equipe \w|seulement|(?:week|wk)\s*[1-4](?=\s*[:)])|"
     r"(?:front|back) half(?: days| nights)?|[fb]h[dn]|fh|bh|shift bid|bid line|"
     r"work schedule(?: calendar)?|calendar|(?:1st|2nd|3rd|1er|primer|segundo|tercer)(?=[\s),-]|$)|"
     # Hospital codes and programs: "D12", "N12", "x3/wk", "Weekend Option", "paid 36".
@@ -659,7 +659,10 @@ def _days(rest: str, part: str) -> list[str]:
     else:
         days = [day for item in items for day in _day_item(item, part)]
     if len(set(days)) != len(days):
-        raise ScheduleError(f"'{part}': a day is listed twice")
+        if not _WEEK_BY_WEEK.search(part.lower()):
+            raise ScheduleError(f"'{part}': a day is listed twice")
+        # "Week 1: Mon, Tue, Wed | Week 2: Mon–Thu", same hours: every day worked in either week.
+        days = list(dict.fromkeys(days))
     # "Weekdays …, Fridays off", "M-F …, telework Tue": the days off come out.
     days = [day for day in days if day not in off]
     if not days:
@@ -776,6 +779,7 @@ _NOW_AND_THEN_OFF = re.compile(
     rf"(?P<day>[a-z]+)\b|\b{_ORDINAL}\s+(?P<day_off>[a-z]+)\s+off\b"
     rf"|\b(?:rdo|day off|off)\s+(?:on\s+)?{_ORDINAL}\s+(?P<day_rdo>[a-z]+)\b"
 )
+_WEEK_BY_WEEK = re.compile(r"\b(?:week|wk)\s*[12]\b")
 _OCCASIONAL_WEEKEND = re.compile(
     rf"[+,]?\s*\b(?:every\s+)?{_ORDINAL}\s+(?:wknd|weekend)s?\b|[+,]?\s*\b\d\s+(?:wknd|weekend)s?"
     r"\s*/\s*(?:mo|month)\b"
