@@ -245,8 +245,9 @@ def _read_words(text: str) -> list[list[DaySpan]]:
     ]
     # A part of labels alone ("Crew C perm. days", "2-2-3 Pitman") says nothing more.
     parts = [part for part in parts if _RANGE.search(_prepared(part)) or _words_beside_hours(part)]
-    off = set().union(*(_only_days_off(part) for part in parts))
-    parts = [part for part in parts if not _only_days_off(part)]
+    days_off = {part: _only_days_off(part) for part in parts}
+    off = set().union(*days_off.values())
+    parts = [part for part in parts if not days_off[part]]
     if not parts:
         raise ScheduleError("no days given")
     read: list[tuple[list[tuple[str, str]], list[str]]] = []
@@ -286,7 +287,7 @@ def _only_days_off(part: str) -> set[str]:
     text = _prepared(part)
     if _RANGE.search(text):
         return set()
-    off, rest = _days_off(text)
+    off, _, rest = _days_off(text)
     return off if not _FILLER.sub(" ", rest).strip(" ,-") else set()
 
 
@@ -634,7 +635,7 @@ def _days(rest: str, part: str) -> list[str]:
     rest = re.sub(
         r"\b(?:7 days(?: a week)?|every day|todos los dias|tous les jours)\b", " daily ", rest
     )
-    off, named, rest = _days_off_named(rest)
+    off, named, rest = _days_off(rest)
     text = " ".join(_FILLER.sub(" ", rest).split())
     text = _without_role(_LEADING_LABEL.sub(_unless_days, text))
     if not text.strip(" ,-|") and named:
@@ -727,22 +728,15 @@ def _unless_days(match: re.Match[str]) -> str:
     return match[0] if any(_day_word(word) or word in _DAY_SETS for word in words) else ""
 
 
-def _days_off(rest: str) -> tuple[set[str], str]:
-    """Days not commuted: named as off ("Fridays off", "except Fri") or worked from home.
+def _days_off(rest: str) -> tuple[set[str], set[str], str]:
+    """Days not commuted, those of them named as days off, and the text left.
 
-    They are taken out of the days worked. A day off now and then ("except
-    2nd Fri", "alt Fri off") is dropped: on the days worked the hours are the
-    same, and the hours are what the van is checked against.
-    """
-    off, _, rest = _days_off_named(rest)
-    return off, rest
-
-
-def _days_off_named(rest: str) -> tuple[set[str], set[str], str]:
-    """As ``_days_off``, and apart, the days named as days off ("RDOs Sat/Sun", "Fri off").
-
-    Only named days off say the rest of the week is worked; days teleworked
-    or excepted say nothing of the days not named.
+    Days are not commuted when named as off ("Fridays off", "RDOs Sat/Sun"),
+    excepted ("except Fri") or worked from home; they are taken out of the
+    days worked. Only named days off say the rest of the week is worked. A
+    day off now and then ("except 2nd Fri", "alt Fri off") is dropped: on the
+    days worked the hours are the same, and those are what the van is checked
+    against.
     """
     off: set[str] = set()
     named: set[str] = set()
