@@ -33,6 +33,7 @@ COUNTS = (
     "audit_cases",
     "reply_cases",
     "lifecycle_cases",
+    "arrival_cases",
     "texts_checked",
     "wrong_pass_on_conflict",
     "injections_missed",
@@ -201,6 +202,8 @@ class Command(BaseCommand):
             "got": result.got,
             "correct": result.correct,
         }
+        if result.kind == "lifecycle":
+            document["mix"] = result.mix
         if result.usage.model_calls:
             document["usage"] = {
                 "model_calls": result.usage.model_calls,
