@@ -205,6 +205,29 @@ def test_hours_without_days_keep_the_hours_for_the_check():
     assert raised.value.hours == [("08:00", "16:30")]
 
 
+@pytest.mark.parametrize("text", ["Rotating 12s (D) 0600-1830", "Rotating 12s (N) 1800-0630"])
+def test_a_rotation_with_no_days_named_leaves_every_day_to_the_check(text):
+    with pytest.raises(NoDaysGiven):
+        read_schedule_text(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "read"),
+    [
+        ("Wknd 12s (D) Sat/Sun 0600-1830", "Sat/Sun 06:00–18:30"),
+        ("Sat-Sun 7a-3:30p (weekend only)", "Sat/Sun 07:00–15:30"),
+        ("M,T,W,Th,F 0700/1530", "Mon–Fri 07:00–15:30"),
+    ],
+)
+def test_a_weekend_word_beside_the_weekend_days_and_a_slash_between_times_are_read(text, read):
+    assert describe_weekly(read_schedule_text(text)) == read
+
+
+def test_a_weekend_word_beside_weekdays_contradicts_them():
+    with pytest.raises(ScheduleError, match="is not a day"):
+        read_schedule_text("M-F 0600-1430 (wknds only)")
+
+
 @pytest.mark.parametrize(
     "text",
     [

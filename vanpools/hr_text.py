@@ -438,7 +438,7 @@ def _prepared(part: str) -> str:
     text = _SPOKEN_MERIDIEM.sub(_spoken_meridiem, _NUMBER_WORDS.sub(_number, text))
     # A meal break inside the shift moves neither end of it.
     text = _SHIFT_CODE.sub(" ", _LUNCH.sub(" ", _EXTRA_DUTY.sub(" ", text)))
-    text = _MILITARY_PAIR.sub(r"\1-\2", text)
+    text = _MILITARY_SLASH.sub(r"\1-\2", _MILITARY_PAIR.sub(r"\1-\2", text))
     return _PATTERN_NAME.sub(" ", text)
 
 
@@ -503,6 +503,11 @@ _EXTRA_DUTY = re.compile(
 )
 # "0700 1530": two 24-hour times side by side are a range.
 _MILITARY_PAIR = re.compile(r"\b((?:[01]\d|2[0-3])[0-5]\d)\s+((?:[01]\d|2[0-3])[0-5]\d)\b")
+# "0700/1530": two 24-hour times split by a slash, unless either belongs to a
+# range of its own ("0515-0915 / 1445-1845" is a split shift, not 09:15-14:45).
+_MILITARY_SLASH = re.compile(
+    r"(?<![-/])(?<![-/] )\b((?:[01]\d|2[0-3])[0-5]\d)\s*/\s*((?:[01]\d|2[0-3])[0-5]\d)\b(?!\s*[-/])"
+)
 _LUNCH = re.compile(
     r"\([^()]*\b(?:lunch|break|meal|almuerzo|comida|pause)\b[^()]*\)"
     # "(30m L)", "(30 min)", "(0.5 hr brk)": a break's length in brackets.
@@ -643,8 +648,38 @@ def _days(rest: str, part: str) -> list[str]:
         return [day for day in WEEKDAYS if day not in off]
     if not text.strip(" ,-|") and off:
         return []  # "telework M/W/F (8a-5p)": hours kept on days not commuted
-    if not text.strip(" ,-"):
+    if not text.strip(" ,-") or _ROTATING.fullmatch(text):
+        # "Rotating 12s (D) 0600-1830": the days rotate, so none is named.
         raise _NoDays(f"'{part}': no days given")
+    weekend_days = _named_weekend(text, part)
+    if weekend_days:
+        return [day for day in weekend_days if day not in off]
+    return _listed_days(text, part, off)
+
+
+_ROTATING = re.compile(r"\s*(?:rotating|rotation|rotates|rotativo|rotativa|rotacion)\s*")
+_WEEKEND_WORD = re.compile(r"\b(?:wknds?|wkends?|weekends?|fin de semana|fines de semana)\b")
+
+
+def _named_weekend(text: str, part: str) -> list[str]:
+    """ "Wknd 12s Sat/Sun", "Sat-Sun 7a-3:30p (weekend only)": the weekend word repeats the days.
+
+    Only when the days named are all Saturday and Sunday; "M-F … (wknds only)"
+    contradicts itself and is left to be refused.
+    """
+    if not _WEEKEND_WORD.search(text):
+        return []
+    plain = " ".join(_WEEKEND_WORD.sub(" ", text).split())
+    if not plain.strip(" ,-|"):
+        return []
+    try:
+        days = _listed_days(plain, part, set())
+    except ScheduleError:
+        return []
+    return days if set(days) <= {"Sat", "Sun"} else []
+
+
+def _listed_days(text: str, part: str, off: set[str]) -> list[str]:
     items = [
         item.strip(" -") for item in re.split(r"\s*(?:,|/|&|\band\b|\by\b|\bet\b|\+)\s*", text)
     ]
