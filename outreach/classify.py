@@ -304,6 +304,10 @@ FEATURES: list[Feature] = [
                 # The record is stale and the rider states what is true.
                 r"\bmy (?:actual|real|correct|current|true) (?:hours|shift|schedule|address|zip|"
                 r"home address|start time) (?:is|are)\b",
+                # "I haven't lived in Manhattan since last summer. My address is 44 Main St."
+                r"\b(?:haven't|have not|hasn't|has not) lived (?:in|at|there)\b"
+                r"|\bno longer (?:live|lives|living|reside|resides|residing)\b",
+                r"\bmy (?:new |current |home )?address is (?:now )?\d+ \w+",
                 r"\b(?:pushed|applied|deployed|made|put in|entered) (?:a|the) (?:fix|correction)\b",
             ],
             1.5: [
@@ -429,6 +433,7 @@ FEATURES: list[Feature] = [
                 r"[\U0001F44D\U0001F44C\U0001F64F\u2705]",  # thumbs up, ok hand, thanks, check
                 r"^(?:will|gonna|going to) (?:check|look|do|fix|update|follow up|get back)\b",
                 r"\bget back to (?:you|u|ya)\b",
+                r"\b(?:will|gonna|going to) (?:take|have) a (?:quick )?(?:look|peek)\b",
                 r"^\W*got (?:this|that)\b",
                 r"\bi(?:'ll| will) (?:deal with|stop by|swing by|drop by|head over|"
                 r"sort (?:it|this) out)\b",
@@ -563,6 +568,12 @@ FEATURES: list[Feature] = [
                 r"get in touch with) me\b",
                 r"\b(?:better think twice|(?:gonna|going to|will) (?:know|find out) who "
                 r"(?:did|done))\b",
+                # Menace towards co-riders: "somebody snitched on me and I WILL find out who".
+                r"\b(?:snitch\w*|ratted (?:me )?out|rat(?:ted)? on me|told on me|turned me in)\b",
+                r"\b(?:gonna|going to|will) find out who\W*(?:$|\b(?:it was|did (?:it|this)|"
+                r"reported|ratted|snitched|told)\b)",
+                r"\b(?:everybody|everyone|all of (?:you|them)) (?:on|in) [\w-]+(?: [\w-]+)?"
+                r" (?:is |are )?(?:gonna|going to|will) (?:hear|know) about (?:it|this)\b",
             ],
             2.0: [
                 r"\b(?:ridiculous|outrageous|unacceptable|absurd|insulting|disgusting|"
