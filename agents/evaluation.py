@@ -53,7 +53,7 @@ from agents.resolve import run_check
 from agents.specialists.location import NEAR_LIMIT_MILES
 from agents.tracing import RunTrace
 from outreach.classify import BUCKETS, classify_reply
-from vanpools.geo import clean_zip, parse_coordinate
+from vanpools.geo import clean_zip, parse_coordinate, zip_as_given
 from vanpools.models import Employee, Leave, Rider, Shift, Vanpool
 from vanpools.schedules import ScheduleError, parse_compact_weekly, parse_weekly
 
@@ -553,6 +553,7 @@ def _store_case(case: dict[str, Any], vanpool_id: str, number: int) -> None:
             email=f"eval{number}-{index}@example.com",
             work_site="Evaluation",
             home_zip=stored_zip(rider.get("home_zip", "")),
+            home_zip_as_given=zip_as_given(str(rider.get("home_zip") or "")),
             home_lat=home_lat,
             home_lng=home_lng,
             time_type=rider.get("time_type", "full_time"),
@@ -927,6 +928,7 @@ def _build_program(case: dict[str, Any]) -> Any:
             email=rider.get("email", f"{rider['employee_id'].lower()}@example.com"),
             work_site=vanpool.work_site,
             home_zip=stored_zip(rider["home_zip"]),
+            home_zip_as_given=zip_as_given(str(rider["home_zip"] or "")),
             home_lat=home_lat,
             home_lng=home_lng,
             time_type=rider.get("time_type", "full_time"),
@@ -1054,6 +1056,7 @@ def _change_record(event: dict[str, Any]) -> None:
     employee = Employee.objects.get(employee_id=event["employee"])
     if "home_zip" in event:
         employee.home_zip = stored_zip(event["home_zip"])
+        employee.home_zip_as_given = zip_as_given(str(event["home_zip"] or ""))
         if "home" not in event:
             employee.home_lat = employee.home_lng = None  # a new address: old coordinates go
     if "home" in event:

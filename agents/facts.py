@@ -54,6 +54,7 @@ class RiderFacts:
     time_type: str = "full_time"
     status: str = "active"
     leave: tuple[LeaveSpan, ...] = ()
+    home_zip_as_given: str = ""  # the roster's text, when a leading zero was restored
 
 
 @dataclass(frozen=True)
@@ -96,6 +97,7 @@ def rider_facts(employee: Employee) -> RiderFacts:
         time_type=employee.time_type,
         status=employee.status,
         leave=tuple(LeaveSpan(lv.start_date, lv.end_date, lv.kind) for lv in employee.leaves.all()),
+        home_zip_as_given=employee.home_zip_as_given,
     )
 
 
@@ -161,6 +163,7 @@ def _rider_json(rider: RiderFacts) -> dict:
     return {
         "employee_id": rider.employee_id,
         "home_zip": rider.home_zip,
+        **({"home_zip_as_given": rider.home_zip_as_given} if rider.home_zip_as_given else {}),
         "home": _point_json(rider.home),
         "shift": None
         if shift is None

@@ -19,7 +19,10 @@ from vanpools.geo import (
     is_plausible,
     normalise_zip,
     parse_coordinate,
+    restored_leading_zeros,
+    zip_as_given,
     zip_centroid,
+    zips_starting_with,
 )
 
 SFO = Point(37.6213, -122.3790)
@@ -207,6 +210,32 @@ def test_it_refuses_a_coordinate_it_cannot_read(raw: object, axis: str, message:
 def test_swapped_latitude_and_longitude_is_not_a_place():
     assert not is_plausible(Point(-73.99, 40.75))  # Manhattan, swapped: Antarctica
     assert is_plausible(Point(-14.28, -170.70))  # American Samoa
+
+
+@pytest.mark.parametrize(
+    ("raw", "restored"),
+    [
+        ("7870", True),
+        ("601", True),
+        ("21394307", True),
+        ("2139-0000", True),
+        ("02139", False),
+        ("CA 94536", False),
+        ("2138.0", True),
+        ("02138.0", False),
+        ("9.4536E+04", False),
+        ("junk", False),
+    ],
+)
+def test_it_tells_a_zip_read_by_restoring_a_leading_zero(raw, restored):
+    assert restored_leading_zeros(raw) is restored
+    assert zip_as_given(raw) == (raw if restored else "")
+
+
+def test_it_lists_the_zips_a_shortened_zip_could_be():
+    found = [zip5 for zip5, _ in zips_starting_with("7870")]
+    assert "78701" in found and all(zip5.startswith("7870") for zip5 in found)
+    assert zips_starting_with("78701") == []  # five digits lost nothing
 
 
 def test_a_restored_zip_that_does_not_exist_is_still_unplaced():

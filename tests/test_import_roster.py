@@ -401,6 +401,22 @@ def test_it_restores_zips_a_spreadsheet_mangled(given, stored):
     assert Employee.objects.get().home_zip == stored
 
 
+@pytest.mark.parametrize(
+    ("given", "as_given"),
+    [
+        ("1810", "1810"),
+        (1810, "1810"),
+        ("18104321", "18104321"),
+        ("018104321", ""),
+        ("01810", ""),
+        ("CA 94538", ""),
+    ],
+)
+def test_it_keeps_the_roster_text_of_a_zip_whose_leading_zero_it_restored(given, as_given):
+    import_data([EMPLOYEE | {"home_zip": given}])
+    assert Employee.objects.get().home_zip_as_given == as_given
+
+
 # Bad rows -------------------------------------------------------------------
 
 

@@ -73,6 +73,34 @@ def evidence_of(result: SpecialistResult, employee_id: str):
 
 # --- Verdicts ---------------------------------------------------------------------------
 
+AUSTIN = Point(30.2672, -97.7431)
+MANHATTAN = Point(40.7506, -73.9935)
+
+
+def test_a_four_digit_zip_that_fails_only_with_a_restored_zero_goes_to_a_person():
+    # "7870" as 07870 is in New Jersey; as 7870x it is downtown Austin.
+    result = check_location(van(rider("EMP-1", "7870"), pickup=AUSTIN))
+    assert result.verdict == "unknown"
+    item = evidence_of(result, "EMP-1")
+    assert isinstance(item, UnknownEvidence)
+    assert "07870" in item.reason and "7870" in item.reason and "last digit lost" in item.reason
+
+
+def test_the_roster_text_kept_at_import_counts_while_the_stored_zip_is_unchanged():
+    kept = RiderFacts(employee_id="EMP-1", home_zip="07870", home_zip_as_given="7870")
+    assert check_location(van(kept, pickup=AUSTIN)).verdict == "unknown"
+    typed = RiderFacts(employee_id="EMP-1", home_zip="07870")  # a real 07870 on record
+    assert check_location(van(typed, pickup=AUSTIN)).verdict == "fail"
+    edited = RiderFacts(employee_id="EMP-1", home_zip="07960", home_zip_as_given="7870")
+    assert check_location(van(edited, pickup=AUSTIN)).verdict == "fail"  # fixed since import
+
+
+def test_a_restored_zip_with_no_near_reading_still_fails():
+    # "6103" is 06103 Hartford, about 117 commute miles from Manhattan; no 6103x is near.
+    result = check_location(van(rider("EMP-1", "6103"), pickup=MANHATTAN))
+    assert result.verdict == "fail"
+    assert check_location(van(rider("EMP-1", "7030"), pickup=MANHATTAN)).verdict == "pass"
+
 
 def test_it_passes_riders_who_live_near_the_pickup():
     result = check_location(van(rider("EMP-1", "94538"), rider("EMP-2", "94587")))

@@ -185,6 +185,44 @@ def clean_zip(raw: str | None) -> str | None:
     return match[1] + (f"-{value[-4:]}" if len(value) > 5 else "")
 
 
+def restored_leading_zeros(raw: str | None) -> bool:
+    """Whether ``clean_zip`` read this ZIP by putting back zeros a spreadsheet dropped.
+
+    "7870" → "07870", "2138.0" → "02138" and "21394307" → "02139-4307" are
+    restored; "02139", "CA 94536" and "9.4536E+04" are not. A restored ZIP is
+    a reading, not a record: the same digits may be a ZIP that lost its last
+    digit instead.
+    """
+    return bool(digits_given(raw))
+
+
+def digits_given(raw: str | None) -> str:
+    """The digits a restored ZIP was read from ("7870" → "7870"), else ""."""
+    cleaned = clean_zip(raw)
+    if cleaned is None or not isinstance(raw, str) or not cleaned.startswith("0"):
+        return ""
+    zip5 = cleaned[:5]
+    given = zip5.lstrip("0")
+    return given if zip5 not in raw and given in raw else ""
+
+
+def zip_as_given(raw: str | None) -> str:
+    """The ZIP text as the roster gave it, kept only when a leading zero was restored."""
+    return raw.strip()[:40] if isinstance(raw, str) and restored_leading_zeros(raw) else ""
+
+
+def zips_starting_with(digits: str) -> list[tuple[str, Point]]:
+    """Placeable 5-digit ZIPs that begin with these digits ("7870" → 78701, 78702, …)."""
+    if not re.fullmatch(r"[0-9]{1,4}", digits):
+        return []
+    found = []
+    for row in zipcodes.similar_to(digits):
+        point = _centroid(str(row.get("zip_code", "")))
+        if point is not None:
+            found.append((str(row["zip_code"]), point))
+    return found
+
+
 def _names_its_town(zip_code: str, words: str) -> bool:
     """Whether the words after a ZIP are its town ("48124 Dearborn"), not a street."""
     try:

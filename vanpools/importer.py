@@ -26,7 +26,7 @@ from django.db import models, transaction
 from django.db.models.functions import Lower
 from django.utils import timezone
 
-from vanpools.geo import clean_zip, parse_coordinate
+from vanpools.geo import clean_zip, parse_coordinate, zip_as_given
 from vanpools.models import Employee, Leave, Rider, Shift, Vanpool
 from vanpools.schedules import (
     DaySpan,
@@ -628,6 +628,8 @@ class _Run:
         for column in REQUIRED[kind]:
             if column not in row.cells and column not in missing_reported:
                 self._error(row, column, "a value is required")
+        if kind == "employees" and "home_zip" in values:
+            values["home_zip_as_given"] = zip_as_given(_text(row.cells["home_zip"]))
         for lat, lng in COORDINATE_PAIRS[kind]:
             if (lat in row.cells) != (lng in row.cells):
                 self._error(row, lng if lat in row.cells else lat, f"give {lat} and {lng} together")

@@ -189,6 +189,15 @@ class Employee(models.Model):
     home_address = models.CharField(max_length=255, blank=True)
     # A string: ZIPs keep their leading zeros (01810) and may carry +4.
     home_zip = models.CharField("home ZIP", max_length=10, validators=[zip_validator])
+    # "7870" as a spreadsheet left it, when the import read it as 07870: the
+    # location check weighs that guess instead of failing a rider on it.
+    home_zip_as_given = models.CharField(
+        "home ZIP as given",
+        max_length=40,
+        blank=True,
+        default="",
+        help_text="The roster's text when a leading zero was restored to read it.",
+    )
     home_lat = models.FloatField(null=True, blank=True, validators=latitude_validators)
     home_lng = models.FloatField(null=True, blank=True, validators=longitude_validators)
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.ACTIVE)

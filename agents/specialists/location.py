@@ -27,10 +27,13 @@ from agents.facts import Point, RiderFacts, VanpoolFacts
 from vanpools.geo import (
     DistanceProvider,
     clean_zip,
+    digits_given,
     get_distance_provider,
     is_plausible,
     normalise_zip,
+    restored_leading_zeros,
     zip_centroid,
+    zips_starting_with,
 )
 
 HomeSource = Literal["stored_coordinates", "zip_centroid"]
@@ -227,6 +230,10 @@ def judge_rider(
     straight, commute = provider.commute_miles(home.point, pickup.point)
     limit = facts.max_miles
     verdict: Verdict = "fail" if commute > limit else "pass"  # at the limit passes
+    if verdict == "fail" and home.source == "zip_centroid":
+        doubt = _lost_digit_reading(rider, pickup, limit, provider, commute)
+        if doubt is not None:
+            return unknown_rider(rider.employee_id, doubt, f"Cannot place {rider.employee_id}")
     approximate = home.source == "zip_centroid" or pickup.source == "pickup_zip_centroid"
     confidence, doubt = closeness(commute, limit, approximate=approximate)
     # Measuring to a work site, or from a ZIP because the stored coordinates
@@ -255,6 +262,48 @@ def judge_rider(
     return RiderOutcome(
         rider.employee_id, verdict, confidence, reason + doubt, evidence, commute, bool(doubt)
     )
+
+
+def _lost_digit_reading(
+    rider: RiderFacts, pickup: Pickup, limit: float, provider: DistanceProvider, commute: float
+) -> Unplaceable | None:
+    """A four-digit ZIP read as 0dddd fails; read as dddd? (a last digit lost) it may not.
+
+    A spreadsheet drops the leading zero of a New England or New Jersey ZIP,
+    and a typist drops a last digit: "7870" at an Austin site is more likely
+    7870x than 07870 in New Jersey. When some ZIP that starts with the digits
+    as given lies within the limit, the two readings disagree and a person
+    decides, as with hours that have no am/pm.
+    """
+    given = _zip_as_given(rider)
+    digits = digits_given(given)
+    if not digits:
+        return None
+    within = [
+        (miles, zip5)
+        for zip5, point in zips_starting_with(digits)
+        if (miles := provider.commute_miles(point, pickup.point)[1]) <= limit
+    ]
+    if not within:
+        return None
+    miles, zip5 = min(within)
+    restored = clean_zip(given) or given
+    reason = (
+        f"home ZIP “{given}” reads as {restored} with a leading zero put back "
+        f"({shown_miles(commute, limit)} commute miles, over the limit of {limit:g}), "
+        f"or as {zip5} with a last digit lost ({shown_miles(miles, limit)} miles, within it); "
+        "a person should confirm the ZIP"
+    )
+    return Unplaceable(given, reason, _cites("employee", rider.employee_id, "home_zip"))
+
+
+def _zip_as_given(rider: RiderFacts) -> str:
+    """The roster's text for the ZIP, when reading it meant restoring a leading zero."""
+    stored = clean_zip(rider.home_zip)
+    if rider.home_zip_as_given and clean_zip(rider.home_zip_as_given) == stored:
+        return rider.home_zip_as_given  # still what the record holds (not edited since)
+    raw = (rider.home_zip or "").strip()
+    return raw if restored_leading_zeros(raw) else ""
 
 
 def unknown_rider(employee_id: str, problem: Unplaceable, lead: str) -> RiderOutcome:
