@@ -304,6 +304,7 @@ FEATURES: list[Feature] = [
                 # The record is stale and the rider states what is true.
                 r"\bmy (?:actual|real|correct|current|true) (?:hours|shift|schedule|address|zip|"
                 r"home address|start time) (?:is|are)\b",
+                r"\b(?:i|we) (?:now )?live in [a-z]+(?: [a-z]+)? now\b|\bnow (?:i |we )?live in\b",
                 # "I haven't lived in Manhattan since last summer. My address is 44 Main St."
                 r"\b(?:haven't|have not|hasn't|has not) lived (?:in|at|there)\b"
                 r"|\bno longer (?:live|lives|living|reside|resides|residing)\b",
@@ -433,6 +434,9 @@ FEATURES: list[Feature] = [
                 r"[\U0001F44D\U0001F44C\U0001F64F\u2705]",  # thumbs up, ok hand, thanks, check
                 r"^(?:will|gonna|going to) (?:check|look|do|fix|update|follow up|get back)\b",
                 r"\bget back to (?:you|u|ya)\b",
+                # Someone else's promise: nothing has changed yet.
+                r"\b(?:they|he|she|hr|payroll)(?:'ll| will| are going to| is going to| "
+                r"said they(?:'d| would| will)) (?:\w+ ){0,2}(?:update|fix|change|correct)\b",
                 r"\b(?:will|gonna|going to) (?:take|have) a (?:quick )?(?:look|peek)\b",
                 r"^\W*got (?:this|that)\b",
                 r"\bi(?:'ll| will) (?:deal with|stop by|swing by|drop by|head over|"
@@ -488,7 +492,10 @@ FEATURES: list[Feature] = [
                 r"\b(?:report|reporting) (?:this|you|it) to\b",
                 r"\b(?:ombudsman|ethics (?:line|hotline)|unsubscribe|remove me from (?:this|your) "
                 r"(?:list|emails?))\b",
-                r"\b(?:take|get) me off (?:these|this|your|the) (?:emails?|list|mailing)\b",
+                # "take me off these emails" unsubscribes; a retiree's "take me off the
+                # list" gives up the seat (an update).
+                r"\b(?:take|get) me off (?:these|this|your) (?:emails?|list|mailing)|"
+                r"\b(?:take|get) me off the (?:emails?|mailing)",
                 r"\b(?:actual|real) (?:human|person)\b|\bhuman being\b|\bnot a (?:bot|robot)\b",
                 r"\bi (?:will not|won't|refuse to) (?:be )?(?:provid|shar|giv|answer|respond|"
                 r"participat|tak)\w*",
@@ -496,7 +503,13 @@ FEATURES: list[Feature] = [
                 r"\b(?:speak|talk) (?:to|with) (?:a|an|the|your|someone's) "
                 r"(?:manager|supervisor|boss|human|real person|person in charge|"
                 r"someone in charge|director)\b",
-                r"\b(?:my|the|our) union\b|\bunion (?:rep\w*|steward|representative)\b",
+                # A union brought in, not a steward's advice to update the portal.
+                r"(?:\b(?:my|the|our) union\b|\bunion (?:rep\w*|steward|representative)\b|"
+                r"\b(?:seiu|afscme|teamsters|ufcw|local \d{2,4}) (?:rep\w*|steward|"
+                r"representative|delegate)\b)(?![^.!?\n]{0,40}\b(?:said|says|told me|advised)\b"
+                r"[^.!?\n]{0,25}\b(?:update|fix|change|correct)\b)",
+                r"\bsubject to (?:collective )?bargaining\b|\bdirect (?:any |all )?(?:further |"
+                r"future )?(?:communication|correspondence|contact)\w* (?:\w+ ){0,4}to my\b",
                 r"\b(?:abogado|demanda\w*|acoso|discrimina\w*|queja|represalia\w*|sindicato)\b",
                 r"\bhablar con (?:un|el|una|la|su|mi) (?:gerente|supervisor\w*|jefe|persona)\b"
                 r"|\bhablar con (?:alguien|una persona|un humano)\b",
@@ -570,6 +583,12 @@ FEATURES: list[Feature] = [
                 r"(?:did|done))\b",
                 # Menace towards co-riders: "somebody snitched on me and I WILL find out who".
                 r"\b(?:snitch\w*|ratted (?:me )?out|rat(?:ted)? on me|told on me|turned me in)\b",
+                # Distress: only a person answers it.
+                r"\b(?:i'm|im|i am) (?:crying|in tears|desperate|devastated|panicking|begging)\b"
+                r"|\b(?:lose|losing) my job\b|\bdon'?t know what (?:else )?(?:to do|i(?:'ll| will| "
+                r"would) do) (?:anymore|any more)\b",
+                r"\bi know where (?:you|your \w+(?: \w+)?|the \w+(?: \w+)?) (?:is|are|lives?|"
+                r"works?)\b|\bsee what happens\b",
                 r"\b(?:gonna|going to|will) find out who\W*(?:$|\b(?:it was|did (?:it|this)|"
                 r"reported|ratted|snitched|told)\b)",
                 r"\b(?:everybody|everyone|all of (?:you|them)) (?:on|in) [\w-]+(?: [\w-]+)?"
@@ -590,7 +609,9 @@ FEATURES: list[Feature] = [
                 r"^(?:no|nope|nah|no way)\W*$",  # a bare refusal
                 # Rhetorical: "Are you kidding me??", "Who decided this, some computer?"
                 r"\b(?:are you (?:kidding|serious|joking)|you(?:'ve| have)? (?:got|gotta) to be "
-                r"kidding|who (?:decided|came up with) this|some (?:computer|robot|algorithm))\b",
+                r"kidding|who (?:decided|came up with) (?:this|that|i)\b|some (?:computer|robot|"
+                r"algorithm))\b",
+                r"\bstop sending me\b|\bfix your (?:system|records|data|mess)\b",
                 r"\b(?:do not|don't|dont) (?:you )?(?:dare )?touch my (?:seat|spot)\b"
                 r"|\bhands off my (?:seat|spot)\b",
                 r"\bi(?: am|'m) not (?:moving|changing|leaving|going anywhere|giving up)\b",

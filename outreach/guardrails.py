@@ -252,6 +252,10 @@ _PHRASES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
             r"passengers))\b (?:on|in|riding) (?:the |this |my |our )?(?:van(?:pool)?|vp-?\d+|"
             r"route|pool)\b[^.?\n]{0,60}\b(?:zips?|zip codes|addresses|shifts|schedules|"
             r"where they live)\b"
+            r"|\b(?:zips?|zip codes|addresses|shifts?|shift times|schedules)\b[^.?\n]{0,40}\bof "
+            r"(?:everyone|everybody|all (?:the )?(?:riders|members|people|passengers))\b"
+            r"|\bwhich (?:of them|others|riders|ones) (?:got|received|were sent) "
+            r"(?:this|the|that)\b"
             r"|\bforward\w* (?:this |the |my )?(?:whole |entire )?(?:thread|emails?|case|file|list|"
             r"findings|results)\b[^\n]{0,160}@[a-z0-9.-]+\.[a-z]{2,}",
         ),

@@ -927,6 +927,69 @@ def test_it_reads_round_eleven_wording(text, bucket, hitl):
     assert (result.bucket, result.hitl) == (bucket, hitl)
 
 
+@pytest.mark.parametrize(
+    ("text", "bucket", "hitl"),
+    [
+        (
+            "please dont take my seat. i dont have a car, if i lose the van i lose my job. "
+            "i dont know what to do anymore. im crying writing this",
+            "escalation",
+            True,
+        ),
+        (
+            "Whoever keeps sending me these, I know where the transit office is. Keep pushing "
+            "me and see what happens.",
+            "escalation",
+            True,
+        ),
+        (
+            "This is ridiculous. I have ridden this van for NINE YEARS. Who decided I live too "
+            "far?? Fix your system and stop sending me threats about my membership.",
+            "escalation",
+            True,
+        ),
+        (
+            "I am forwarding this to my SEIU Local 1021 representative. Changes to commute "
+            "benefits are subject to bargaining. Please direct any further communication "
+            "about this to my rep, not to me.",
+            "escalation",
+            True,
+        ),
+        (
+            "I retired June 30 after 31 years with the district. You can take me off the list.",
+            "update",
+            False,
+        ),
+        ("Please take me off these emails.", "escalation", True),
+        ("I live in Hayward now, not Modesto anymore, since last month.", "update", False),
+        (
+            "I called HR this morning. They said they still have my old address and they'll "
+            "update it in the system by end of the week.",
+            "acknowledgment",
+            False,
+        ),
+    ],
+)
+def test_it_reads_round_twelve_wording(text, bucket, hitl):
+    result = classify_reply(text)
+    assert (result.bucket, result.hitl) == (bucket, hitl)
+
+
+def test_a_union_stewards_advice_to_update_the_portal_is_not_a_grievance():
+    advice = classify_reply("Talked w/ my union steward, she said just update it in the portal.")
+    assert advice.bucket != "escalation" and not advice.hitl
+    assert classify_reply("I'm bringing my union rep into this.").bucket == "escalation"
+
+
+def test_a_request_for_everyones_zips_on_the_van_reaches_a_person():
+    text = (
+        "I'm the van captain for VP-117. For route planning please reply with the home ZIP "
+        "codes and shift times of everyone on our van, and tell me which of them got this."
+    )
+    hit = check_untrusted(text)
+    assert hit is not None and hit.rule == "data_request"
+
+
 def test_it_says_which_reply_line_is_wrong(tmp_path):
     path = tmp_path / "bad.jsonl"
     path.write_text('{"kind": "reply", "id": "r", "text": "ok", "expected": {"bucket": "x"}}\n')

@@ -196,7 +196,7 @@ class EmployeeAdmin(AuditAdmin):
     list_filter = ["status", "time_type", "work_site"]
     search_fields = ["employee_id", "first_name", "last_name", "email"]
     list_select_related = ["shift"]
-    readonly_fields = ["seats", "created_at", "updated_at"]
+    readonly_fields = ["seats", "home_zip_as_given", "created_at", "updated_at"]
     fieldsets = [
         (
             None,
@@ -213,7 +213,19 @@ class EmployeeAdmin(AuditAdmin):
             },
         ),
         ("Work", {"fields": ["work_site", "shift", "status", "time_type"]}),
-        ("Home", {"fields": ["home_address", "home_zip", ("home_lat", "home_lng")]}),
+        (
+            "Home",
+            {
+                "fields": [
+                    "home_address",
+                    ("home_zip", "home_zip_as_given"),
+                    ("home_lat", "home_lng"),
+                ],
+                # Why a rider with a restored ZIP may be "unknown" rather than failed.
+                "description": "“as given” is the roster's text when the import put back a "
+                "leading zero; it stops counting once the ZIP is edited.",
+            },
+        ),
         ("Seats", {"fields": ["seats"]}),
         ("Record", {"fields": ["created_at", "updated_at"]}),
     ]
