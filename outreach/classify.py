@@ -305,6 +305,10 @@ FEATURES: list[Feature] = [
                 r"\bmy (?:actual|real|correct|current|true) (?:hours|shift|schedule|address|zip|"
                 r"home address|start time) (?:is|are)\b",
                 r"\b(?:i|we) (?:now )?live in [a-z]+(?: [a-z]+)? now\b|\bnow (?:i |we )?live in\b",
+                # Vietnamese-English: "em da update dia chi moi", "em moved to Kent" (em, toi,
+                # minh: I); accents are folded, so "đã cập nhật" reads "da cap nhat".
+                r"\b(?:em|toi|minh) (?:da |vua )?(?:moved|move|chuyen nha|doi dia chi)\b"
+                r"|\b(?:da|vua) (?:update|updated|cap nhat|doi|thay doi|sua|chuyen)\b",
                 # "I haven't lived in Manhattan since last summer. My address is 44 Main St."
                 r"\b(?:haven't|have not|hasn't|has not) lived (?:in|at|there)\b"
                 r"|\bno longer (?:live|lives|living|reside|resides|residing)\b",
@@ -434,6 +438,8 @@ FEATURES: list[Feature] = [
                 r"[\U0001F44D\U0001F44C\U0001F64F\u2705]",  # thumbs up, ok hand, thanks, check
                 r"^(?:will|gonna|going to) (?:check|look|do|fix|update|follow up|get back)\b",
                 r"\bget back to (?:you|u|ya)\b",
+                # Vietnamese: "em nhận được email rồi, em sẽ kiểm tra lại" (received; will check).
+                r"\bnhan duoc (?:email|thu|tin)\b|\bse (?:kiem tra|xem lai|sua|cap nhat)\b",
                 # Someone else's promise: nothing has changed yet.
                 r"\b(?:they|he|she|hr|payroll)(?:'ll| will| are going to| is going to| "
                 r"said they(?:'d| would| will)) (?:\w+ ){0,2}(?:update|fix|change|correct)\b",
@@ -465,7 +471,10 @@ FEATURES: list[Feature] = [
                 r"(?<!is that )(?<!is it )(?<!is this )\b(?:ok|okay|sure|alright|listo)\b",
             ],
             # Courtesy: most replies thank, whatever else they say.
-            0.5: [r"\b(?:thanks|thank you|thx|ty|cheers|appreciate it|gracias|obrigad[oa]|mesi)\b"],
+            0.5: [
+                r"\b(?:thanks|thank you|thx|ty|cheers|appreciate it|gracias|obrigad[oa]|mesi|"
+                r"cam on|salamat)\b"
+            ],
         },
     ),
     *_features(
@@ -612,6 +621,9 @@ FEATURES: list[Feature] = [
                 r"kidding|who (?:decided|came up with) (?:this|that|i)\b|some (?:computer|robot|"
                 r"algorithm))\b",
                 r"\bstop sending me\b|\bfix your (?:system|records|data|mess)\b",
+                # A plea for the seat: a person reads it unless a fix is stated beside it.
+                r"\b(?:do not|don'?t|dont|please not) (?:cancel|take|remove|end) (?:my (?:seat|"
+                r"spot|membership|place)|me)\b",
                 r"\b(?:do not|don't|dont) (?:you )?(?:dare )?touch my (?:seat|spot)\b"
                 r"|\bhands off my (?:seat|spot)\b",
                 r"\bi(?: am|'m) not (?:moving|changing|leaving|going anywhere|giving up)\b",
