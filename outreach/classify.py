@@ -134,9 +134,22 @@ def _without_signature(body: str) -> str:
     if sign_off and body[: sign_off.start()].strip():
         body = body[: sign_off.end()]
     paragraphs = [p for p in re.split(r"\n\s*\n", body.strip()) if p.strip()]
-    while len(paragraphs) > 1 and _is_signature(paragraphs[-1]):
+    while len(paragraphs) > 1 and (_is_signature(paragraphs[-1]) or _is_footer(paragraphs[-1])):
         paragraphs.pop()
     return "\n\n".join(paragraphs)
+
+
+# A confidentiality or legal footer an employer adds to every email ("…may contain
+# information protected under HIPAA… If you are not the intended recipient…").
+_FOOTER = re.compile(
+    r"intended recipient|(?:confidential|privileged)\b.{0,200}\b(?:prohibited|unauthori[sz]ed|"
+    r"disclos\w+|dissemination)|\b(?:prohibited|unauthori[sz]ed)\b.{0,200}\bconfidential",
+    re.IGNORECASE | re.DOTALL,
+)
+
+
+def _is_footer(paragraph: str) -> bool:
+    return bool(_FOOTER.search(paragraph)) and "?" not in paragraph
 
 
 def _is_signature(paragraph: str) -> bool:
@@ -305,6 +318,14 @@ FEATURES: list[Feature] = [
                 r"\bmy (?:actual|real|correct|current|true) (?:hours|shift|schedule|address|zip|"
                 r"home address|start time) (?:is|are)\b",
                 r"\b(?:i|we) (?:now )?live in [a-z]+(?: [a-z]+)? now\b|\bnow (?:i |we )?live in\b",
+                # "We went to winter ops Nov 1 … I'm not riding the van until April".
+                r"\b(?:went|switched|moved|changed|go) (?:over )?to "
+                r"(?:winter|summer|seasonal|night|day|"
+                r"swing) (?:ops|operations|shifts?|schedule|hours|crew)\b"
+                r"|\bnot riding (?:the van |the vanpool |it )?(?:until|till|through|for the)\b"
+                r"|\bmarked (?:me )?(?:as )?inactive\b",
+                r"\b(?:address|shift|schedule|record|portal)? ?(?:change|update|correction)s? "
+                r"(?:was |were |has been |have been )?(?:submitted|entered|filed|completed)\b",
                 # Vietnamese-English: "em da update dia chi moi", "em moved to Kent" (em, toi,
                 # minh: I); accents are folded, so "đã cập nhật" reads "da cap nhat".
                 r"\b(?:em|toi|minh) (?:da |vua )?(?:moved|move|chuyen nha|doi dia chi)\b"
@@ -426,7 +447,8 @@ FEATURES: list[Feature] = [
                 r"message received|all good|no problem|roger|copy that|acknowledged)\b",
                 r"(?<!who )(?<!that )(?<!who all )\b(?:got|saw|read|have|seen) (?:your|the|this) "
                 r"(?:e-?mail|message|note|notice|letter|reminder)\b",
-                r"\bi(?:'ll| will) (?:take care|look into|look at|check on|get to|"
+                r"(?<!what )(?<!what else )\bi(?:'ll| will) "
+                r"(?:take care|look into|look at|check on|get to|"
                 r"get (?:it|this|that) (?:fixed|updated|sorted)|update|fix|correct|check|handle|"
                 r"do|reach out|contact|confirm|verify|follow up|circle back|double[- ]?check|ask|"
                 r"find out|let you know|"
@@ -441,8 +463,9 @@ FEATURES: list[Feature] = [
                 # Vietnamese: "em nhận được email rồi, em sẽ kiểm tra lại" (received; will check).
                 r"\bnhan duoc (?:email|thu|tin)\b|\bse (?:kiem tra|xem lai|sua|cap nhat)\b",
                 # Someone else's promise: nothing has changed yet.
-                r"\b(?:they|he|she|hr|payroll)(?:'ll| will| are going to| is going to| "
-                r"said they(?:'d| would| will)) (?:\w+ ){0,2}(?:update|fix|change|correct)\b",
+                r"\b(?:they|he|she|hr|payroll)(?:'ll| will| are going to| is going to|'s going to|"
+                r"'re going to| said they(?:'d| would| will)) (?:\w+ ){0,2}(?:update|fix|change|"
+                r"correct|enter|submit)\b",
                 r"\b(?:will|gonna|going to) (?:take|have) a (?:quick )?(?:look|peek)\b",
                 r"^\W*got (?:this|that)\b",
                 r"\bi(?:'ll| will) (?:deal with|stop by|swing by|drop by|head over|"
@@ -482,7 +505,9 @@ FEATURES: list[Feature] = [
         {
             3.0: [
                 r"\b(?:take (?:you|this|it|them|the county|the company) to court|see you in court|"
-                r"small claims|court order|in court)\b",
+                r"small claims|court order|"
+                r"(?:fight|settle|contest|challenge) (?:this|it|that) in court|"
+                r"in court (?:over|about) (?:this|it))\b",
                 r"\b(?:lawyer|attorney|legal action|sue|suing|lawsuit|legal counsel|eeoc|"
                 r"labor board|osha)\b",
                 r"\b(?:harass\w*|discriminat\w*|racis[tm]|sexis[tm]|retaliat\w*|profiling|"
@@ -594,8 +619,11 @@ FEATURES: list[Feature] = [
                 r"\b(?:snitch\w*|ratted (?:me )?out|rat(?:ted)? on me|told on me|turned me in)\b",
                 # Distress: only a person answers it.
                 r"\b(?:i'm|im|i am) (?:crying|in tears|desperate|devastated|panicking|begging)\b"
-                r"|\b(?:lose|losing) my job\b|\bdon'?t know what (?:else )?(?:to do|i(?:'ll| will| "
-                r"would) do) (?:anymore|any more)\b",
+                r"|\b(?:lose|losing) my job\b|\bdon'?t know what (?:else )?"
+                r"(?:to do (?:anymore|any more)|i(?:'ll| will| would) do)\b"
+                r"|\bcan'?t (?:afford to )?lose (?:this|my) (?:seat|spot|ride)\b"
+                r"|\b(?:repossessed|evicted|homeless|"
+                r"sleeping (?:in my car|at a friend'?s|on a couch))\b",
                 r"\bi know where (?:you|your \w+(?: \w+)?|the \w+(?: \w+)?) (?:is|are|lives?|"
                 r"works?)\b|\bsee what happens\b",
                 r"\b(?:gonna|going to|will) find out who\W*(?:$|\b(?:it was|did (?:it|this)|"
@@ -752,7 +780,7 @@ _FIX_DONE = re.compile(
 )
 _PROMISE = re.compile(
     r"\b(?:i'll|i will|we'll|we will|will|going to|gonna)\s+(?:\w+\s+){0,3}?(?:update|fix|change|"
-    r"correct|bring|submit|send|file|turn in|put (?:it )?in|log in|take care)\b"
+    r"correct|bring|submit|send|file|turn in|put (?:it )?in|log in|take care|enter)\b"
 )
 # Phone spellings read as the words they stand for, so one set of patterns serves both.
 _SHORTHAND = {

@@ -975,6 +975,54 @@ def test_it_reads_round_twelve_wording(text, bucket, hitl):
     assert (result.bucket, result.hitl) == (bucket, hitl)
 
 
+FOOTER = (
+    "\n\nJordan Ellis, LCSW\nIntake Caseworker\n\nCONFIDENTIALITY NOTICE: This communication "
+    "may contain information protected under HIPAA. If you are not the intended recipient, any "
+    "review or disclosure is strictly prohibited and may be unlawful. If you received this in "
+    "error, please notify the sender."
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "bucket", "hitl"),
+    [
+        (
+            "I can't lose this seat. My car was repossessed last month. I don't know what I'll "
+            "do if you take it. Please.",
+            "escalation",
+            True,
+        ),
+        (
+            "Address change submitted through the employee portal on 11/24." + FOOTER,
+            "update",
+            False,
+        ),
+        (
+            "Acknowledged. I'm in court for dependency hearings most of today but I'll update my "
+            "address in the portal this evening." + FOOTER,
+            "acknowledgment",
+            False,
+        ),
+        (
+            "My supervisor is cc'd here - she's going to enter the corrected schedule in the "
+            "timekeeping system this week. Thanks for your patience.",
+            "acknowledgment",
+            False,
+        ),
+        (
+            "We went to winter ops Nov 1 - 12 hour nights, 6p to 6a. I'm not riding the van "
+            "until we go back to days in April.",
+            "update",
+            False,
+        ),
+        ("If you cancel my seat I will see you in court.", "escalation", True),
+    ],
+)
+def test_it_reads_round_thirteen_wording_and_skips_legal_footers(text, bucket, hitl):
+    result = classify_reply(text)
+    assert (result.bucket, result.hitl) == (bucket, hitl)
+
+
 def test_a_union_stewards_advice_to_update_the_portal_is_not_a_grievance():
     advice = classify_reply("Talked w/ my union steward, she said just update it in the portal.")
     assert advice.bucket != "escalation" and not advice.hitl

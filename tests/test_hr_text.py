@@ -217,6 +217,10 @@ def test_a_rotation_with_no_days_named_leaves_every_day_to_the_check(text):
         ("Wknd 12s (D) Sat/Sun 0600-1830", "Sat/Sun 06:00–18:30"),
         ("Sat-Sun 7a-3:30p (weekend only)", "Sat/Sun 07:00–15:30"),
         ("M,T,W,Th,F 0700/1530", "Mon–Fri 07:00–15:30"),
+        ("Mon/Wed/Fri 7-3:30 am-pm", "Mon 07:00–15:30, Wed 07:00–15:30, Fri 07:00–15:30"),
+        ("Mon thru Fri 0645-1515 (Garage 2)", "Mon–Fri 06:45–15:15"),
+        ("Tue-Fri 1:45p-10:15p (4 days)", "Tue–Fri 13:45–22:15"),
+        ("Sat/Sun 0700-1530 (weekend relief)", "Sat/Sun 07:00–15:30"),
     ],
 )
 def test_a_weekend_word_beside_the_weekend_days_and_a_slash_between_times_are_read(text, read):

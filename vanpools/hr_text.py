@@ -412,6 +412,9 @@ def _prepared(part: str) -> str:
     text = re.sub(r"\b(\d{4})\s*(?:hrs|hr|h)\b", r"\1", text)  # "0600hrs"
     text = _NOTE.sub(" ", text.replace("|", ","))
     text = _BRACKETED.sub(_drop_bracketed_name, text)
+    # "(Garage 2)", "(Bay 14)": a place with its number; "(4 days)": the days named, counted.
+    text = _BRACKETED_NUMBERED.sub(_drop_bracketed_name, text)
+    text = _DAYS_COUNTED.sub(" ", text)
     text = _NOW_AND_THEN_OFF.sub(_unless_a_day, text)
     # "every other Friday" (worked): on the Fridays worked, these are the hours.
     text = re.sub(
@@ -456,6 +459,8 @@ _NOTE = re.compile(
 )
 # A bracketed name ("(Servicios Ambientales)", "(Baylor)"): no digits, no day, no meridiem.
 _BRACKETED = re.compile(r"\(([^()\d]*)\)")
+_BRACKETED_NUMBERED = re.compile(r"\((?!\s*(?:wk|week|alt))([a-z][a-z .&'/-]*?\s*#?\s*\d{1,3})\)")
+_DAYS_COUNTED = re.compile(r"\(\s*\d\s*(?:days?|shifts?)(?:\s*(?:/|a|per)\s*(?:wk|week))?\s*\)")
 _BRACKET_KEEPS = re.compile(
     r"rotat|alternat|var(?:y|ies)|tbd|pending|except|\boff\b|other|week|night|evening|morning|"
     r"\b[ap]\.?m\b|call|only"
@@ -537,6 +542,8 @@ def _number(match: re.Match[str]) -> str:
 _MERIDIEM_PAIR = re.compile(
     r"(?<![\d:])(?<![\d:] )\(?\s*\b(?P<first>[ap])\.?m\.?\s*(?:-|to|/)\s*(?P<last>[ap])\.?m\.?"
     r"(?![a-z])\s*\)?"
+    # "7-3:30 am-pm": written once after the range, morning to afternoon.
+    r"|(?<=\d) (?P<first2>a)\.?m\.?-(?P<last2>p)\.?m\.?(?![a-z\d])"
 )
 
 
@@ -545,7 +552,8 @@ def _meridiem_pair(text: str) -> tuple[tuple[str, str] | None, str]:
     if len(found) != 1:
         return None, text
     match = found[0]
-    marks = (f"{match['first']}m", f"{match['last']}m")
+    first, last = match["first"] or match["first2"], match["last"] or match["last2"]
+    marks = (f"{first}m", f"{last}m")
     return marks, text[: match.start()] + " " + text[match.end() :]
 
 
@@ -658,7 +666,10 @@ def _days(rest: str, part: str) -> list[str]:
 
 
 _ROTATING = re.compile(r"\s*(?:rotating|rotation|rotates|rotativo|rotativa|rotacion)\s*")
-_WEEKEND_WORD = re.compile(r"\b(?:wknds?|wkends?|weekends?|fin de semana|fines de semana)\b")
+_WEEKEND_WORD = re.compile(
+    r"\b(?:wknds?|wkends?|weekends?|fin de semana|fines de semana)"
+    r"(?:\s+(?:relief|crew|coverage|team|staff))?\b"
+)
 
 
 def _named_weekend(text: str, part: str) -> list[str]:
