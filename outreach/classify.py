@@ -651,7 +651,7 @@ FEATURES: list[Feature] = [
                 r"\bstop sending me\b|\bfix your (?:system|records|data|mess)\b",
                 # A plea for the seat: a person reads it unless a fix is stated beside it.
                 r"\b(?:do not|don'?t|dont|please not) (?:cancel|take|remove|end) (?:my (?:seat|"
-                r"spot|membership|place)|me)\b",
+                r"spot|membership|place)|me)\b|\bno (?:me )?(?:cancelen|quiten|eliminen|saquen)\b",
                 r"\b(?:do not|don't|dont) (?:you )?(?:dare )?touch my (?:seat|spot)\b"
                 r"|\bhands off my (?:seat|spot)\b",
                 r"\bi(?: am|'m) not (?:moving|changing|leaving|going anywhere|giving up)\b",

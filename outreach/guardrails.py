@@ -159,7 +159,7 @@ _PHRASES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
             r"flag|escalate|forward|report)\b(?! (?:my|me)\b)"
             r"|\bcierr[ae]n? (?:mi|el|este) caso\b"
             r"|\bmarca\w* como (?:resuelto|conforme|aprobado|cumplido|valido)\b"
-            r"|\baprueb\w* (?:mi|me|el|este|esta|la)\b|\bno (?:cancel|anul|elimin)\w*\b",
+            r"|\baprueb\w* (?:mi|me|el|este|esta|la)\b|\bno (?:cancel|anul|elimin)\w*\b(?! mis?\b)",
         ),
         (
             "machine_directive",

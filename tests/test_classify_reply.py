@@ -1038,6 +1038,9 @@ def test_a_plea_for_the_seat_is_read_by_a_person_unless_a_fix_is_stated_beside_i
         "morning. Please don't cancel my seat."
     )
     assert (fixed.bucket, fixed.hitl) == ("update", False)
+    assert check_untrusted("Por favor no cancelen mi lugar en la van.") is None  # the same plea
+    assert classify_reply("Por favor no cancelen mi lugar en la van.").hitl is True
+    assert check_untrusted("No cancelen nada hasta que alguien me llame.") is not None
 
 
 @pytest.mark.parametrize(
