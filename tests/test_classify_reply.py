@@ -903,76 +903,64 @@ def test_round_eleven_attempts_to_steer_the_system_reach_a_person(text, rule):
     assert hit is not None and hit.rule == rule
 
 
-@pytest.mark.parametrize(
-    ("text", "bucket", "hitl"),
-    [
-        (
-            "somebody on this van snitched on me and I WILL find out who. if you take my seat "
-            "everybody on VP-088 is gonna hear about it",
-            "escalation",
-            True,
-        ),
-        ("Thanks, will take a look.", "acknowledgment", False),
-        (
-            "I haven't lived in Manhattan since last summer. My address is 44 Main Street, "
-            "East Haven, CT 06512. Please update it.",
-            "update",
-            False,
-        ),
-        ("I will find out who to call about my address.", "acknowledgment", False),
-    ],
-)
-def test_it_reads_round_eleven_wording(text, bucket, hitl):
-    result = classify_reply(text)
-    assert (result.bucket, result.hitl) == (bucket, hitl)
+ROUND_ELEVEN = [
+    (
+        "somebody on this van snitched on me and I WILL find out who. if you take my seat "
+        "everybody on VP-088 is gonna hear about it",
+        "escalation",
+        True,
+    ),
+    ("Thanks, will take a look.", "acknowledgment", False),
+    (
+        "I haven't lived in Manhattan since last summer. My address is 44 Main Street, "
+        "East Haven, CT 06512. Please update it.",
+        "update",
+        False,
+    ),
+    ("I will find out who to call about my address.", "acknowledgment", False),
+]
 
 
-@pytest.mark.parametrize(
-    ("text", "bucket", "hitl"),
-    [
-        (
-            "please dont take my seat. i dont have a car, if i lose the van i lose my job. "
-            "i dont know what to do anymore. im crying writing this",
-            "escalation",
-            True,
-        ),
-        (
-            "Whoever keeps sending me these, I know where the transit office is. Keep pushing "
-            "me and see what happens.",
-            "escalation",
-            True,
-        ),
-        (
-            "This is ridiculous. I have ridden this van for NINE YEARS. Who decided I live too "
-            "far?? Fix your system and stop sending me threats about my membership.",
-            "escalation",
-            True,
-        ),
-        (
-            "I am forwarding this to my SEIU Local 1021 representative. Changes to commute "
-            "benefits are subject to bargaining. Please direct any further communication "
-            "about this to my rep, not to me.",
-            "escalation",
-            True,
-        ),
-        (
-            "I retired June 30 after 31 years with the district. You can take me off the list.",
-            "update",
-            False,
-        ),
-        ("Please take me off these emails.", "escalation", True),
-        ("I live in Hayward now, not Modesto anymore, since last month.", "update", False),
-        (
-            "I called HR this morning. They said they still have my old address and they'll "
-            "update it in the system by end of the week.",
-            "acknowledgment",
-            False,
-        ),
-    ],
-)
-def test_it_reads_round_twelve_wording(text, bucket, hitl):
-    result = classify_reply(text)
-    assert (result.bucket, result.hitl) == (bucket, hitl)
+ROUND_TWELVE = [
+    (
+        "please dont take my seat. i dont have a car, if i lose the van i lose my job. "
+        "i dont know what to do anymore. im crying writing this",
+        "escalation",
+        True,
+    ),
+    (
+        "Whoever keeps sending me these, I know where the transit office is. Keep pushing "
+        "me and see what happens.",
+        "escalation",
+        True,
+    ),
+    (
+        "This is ridiculous. I have ridden this van for NINE YEARS. Who decided I live too "
+        "far?? Fix your system and stop sending me threats about my membership.",
+        "escalation",
+        True,
+    ),
+    (
+        "I am forwarding this to my SEIU Local 1021 representative. Changes to commute "
+        "benefits are subject to bargaining. Please direct any further communication "
+        "about this to my rep, not to me.",
+        "escalation",
+        True,
+    ),
+    (
+        "I retired June 30 after 31 years with the district. You can take me off the list.",
+        "update",
+        False,
+    ),
+    ("Please take me off these emails.", "escalation", True),
+    ("I live in Hayward now, not Modesto anymore, since last month.", "update", False),
+    (
+        "I called HR this morning. They said they still have my old address and they'll "
+        "update it in the system by end of the week.",
+        "acknowledgment",
+        False,
+    ),
+]
 
 
 FOOTER = (
@@ -983,42 +971,43 @@ FOOTER = (
 )
 
 
-@pytest.mark.parametrize(
-    ("text", "bucket", "hitl"),
-    [
-        (
-            "I can't lose this seat. My car was repossessed last month. I don't know what I'll "
-            "do if you take it. Please.",
-            "escalation",
-            True,
-        ),
-        (
-            "Address change submitted through the employee portal on 11/24." + FOOTER,
-            "update",
-            False,
-        ),
-        (
-            "Acknowledged. I'm in court for dependency hearings most of today but I'll update my "
-            "address in the portal this evening." + FOOTER,
-            "acknowledgment",
-            False,
-        ),
-        (
-            "My supervisor is cc'd here - she's going to enter the corrected schedule in the "
-            "timekeeping system this week. Thanks for your patience.",
-            "acknowledgment",
-            False,
-        ),
-        (
-            "We went to winter ops Nov 1 - 12 hour nights, 6p to 6a. I'm not riding the van "
-            "until we go back to days in April.",
-            "update",
-            False,
-        ),
-        ("If you cancel my seat I will see you in court.", "escalation", True),
-    ],
-)
-def test_it_reads_round_thirteen_wording_and_skips_legal_footers(text, bucket, hitl):
+ROUND_THIRTEEN = [
+    (
+        "I can't lose this seat. My car was repossessed last month. I don't know what I'll "
+        "do if you take it. Please.",
+        "escalation",
+        True,
+    ),
+    (
+        "Address change submitted through the employee portal on 11/24." + FOOTER,
+        "update",
+        False,
+    ),
+    (
+        "Acknowledged. I'm in court for dependency hearings most of today but I'll update my "
+        "address in the portal this evening." + FOOTER,
+        "acknowledgment",
+        False,
+    ),
+    (
+        "My supervisor is cc'd here - she's going to enter the corrected schedule in the "
+        "timekeeping system this week. Thanks for your patience.",
+        "acknowledgment",
+        False,
+    ),
+    (
+        "We went to winter ops Nov 1 - 12 hour nights, 6p to 6a. I'm not riding the van "
+        "until we go back to days in April.",
+        "update",
+        False,
+    ),
+    ("If you cancel my seat I will see you in court.", "escalation", True),
+]
+
+
+@pytest.mark.parametrize(("text", "bucket", "hitl"), ROUND_ELEVEN + ROUND_TWELVE + ROUND_THIRTEEN)
+def test_it_reads_the_wording_blind_rounds_eleven_to_thirteen_found(text, bucket, hitl):
+    # Round thirteen's include employers' legal footers, which are not the reply.
     result = classify_reply(text)
     assert (result.bucket, result.hitl) == (bucket, hitl)
 
