@@ -270,6 +270,7 @@ FEATURES: list[Feature] = [
                 r"a different van) (?:now|instead)\b",
                 r"\bi(?:'m| am) (?:on |working )?\d{1,2}(?::\d{2})? ?(?:am|pm)? ?(?:-|to) ?\d{1,2}",
                 r"\b(?:had|have|on|for|serving|called for) jury duty\b",
+                r"(?<!close to )(?<!near )(?<!before )(?<!until )(?<!from )"
                 r"\bretir(?:ed|ing|ement)\b|\blast day (?:on the van|at work|of work|here|was|"
                 r"will be|is)\b",
                 r"\b(?:switched|moved|transferred|changed)(?: over)? to (?:vp-?\d+|another van|"
@@ -317,7 +318,15 @@ FEATURES: list[Feature] = [
                 # The record is stale and the rider states what is true.
                 r"\bmy (?:actual|real|correct|current|true) (?:hours|shift|schedule|address|zip|"
                 r"home address|start time) (?:is|are)\b",
-                r"\b(?:i|we) (?:now )?live in [a-z]+(?: [a-z]+)? now\b|\bnow (?:i |we )?live in\b",
+                r"\b(?:i |we )?(?:now )?live (?:in|at|with) [a-z']+(?: [a-z']+){0,2} now\b"
+                r"|\bnow (?:i |we )?live in\b"
+                r"|\b(?:don'?t|do not) live (?:at|in) (?:the|my) old "
+                r"(?:address|place|house|apartment)\b",
+                r"\bnow (?:i |we )?work (?:the )?(?:\w+ )?"
+                r"(?:shift|days|nights|swing|mornings|evenings)\b",
+                r"\b(?:hybrid|telework|remote|work from home|wfh|schedule|shift|arrangement|"
+                r"agreement)"
+                r"(?: \w+)? (?:was|got|has been|is) approved\b",
                 # "We went to winter ops Nov 1 … I'm not riding the van until April".
                 r"\b(?:went|switched|moved|changed|go) (?:over )?to "
                 r"(?:winter|summer|seasonal|night|day|"
@@ -467,6 +476,8 @@ FEATURES: list[Feature] = [
                 r"'re going to| said they(?:'d| would| will)) (?:\w+ ){0,2}(?:update|fix|change|"
                 r"correct|enter|submit)\b",
                 r"\b(?:will|gonna|going to) (?:take|have) a (?:quick )?(?:look|peek)\b",
+                r"\bi(?:'ll| will) get (?:it|this|that) done\b|^\W*i understand\b"
+                r"|\bi(?:'ll| will) go to (?:hr|payroll|the office|human resources)\b",
                 r"^\W*got (?:this|that)\b",
                 r"\bi(?:'ll| will) (?:deal with|stop by|swing by|drop by|head over|"
                 r"sort (?:it|this) out)\b",
@@ -496,7 +507,7 @@ FEATURES: list[Feature] = [
             # Courtesy: most replies thank, whatever else they say.
             0.5: [
                 r"\b(?:thanks|thank you|thx|ty|cheers|appreciate it|gracias|obrigad[oa]|mesi|"
-                r"cam on|salamat)\b"
+                r"cam on|salamat|hvala|ua tsaug|mahadsanid)\b"
             ],
         },
     ),
@@ -508,7 +519,8 @@ FEATURES: list[Feature] = [
                 r"small claims|court order|"
                 r"(?:fight|settle|contest|challenge) (?:this|it|that) in court|"
                 r"in court (?:over|about) (?:this|it))\b",
-                r"\b(?:lawyer|attorney|legal action|sue|suing|lawsuit|legal counsel|eeoc|"
+                r"\b(?:lawyer(?! friend)|attorney(?! friend)|legal action|sue|suing|lawsuit|"
+                r"legal counsel|eeoc|"
                 r"labor board|osha)\b",
                 r"\b(?:harass\w*|discriminat\w*|racis[tm]|sexis[tm]|retaliat\w*|profiling|"
                 r"targeting|targeted|bully\w*|hostile|eeo|civil rights|equal (?:employment|"
@@ -538,7 +550,8 @@ FEATURES: list[Feature] = [
                 r"(?:manager|supervisor|boss|human|real person|person in charge|"
                 r"someone in charge|director)\b",
                 # A union brought in, not a steward's advice to update the portal.
-                r"(?:\b(?:my|the|our) union\b|\bunion (?:rep\w*|steward|representative)\b|"
+                r"(?:\b(?:my|the|our) union\b(?! (?:contract|agreement|rules?|handbook))|"
+                r"\bunion (?:rep\w*|steward|representative)\b|"
                 r"\b(?:seiu|afscme|teamsters|ufcw|local \d{2,4}) (?:rep\w*|steward|"
                 r"representative|delegate)\b)(?![^.!?\n]{0,40}\b(?:said|says|told me|advised)\b"
                 r"[^.!?\n]{0,25}\b(?:update|fix|change|correct)\b)",
@@ -619,13 +632,33 @@ FEATURES: list[Feature] = [
                 r"\b(?:snitch\w*|ratted (?:me )?out|rat(?:ted)? on me|told on me|turned me in)\b",
                 # Distress: only a person answers it.
                 r"\b(?:i'm|im|i am) (?:crying|in tears|desperate|devastated|panicking|begging)\b"
-                r"|\b(?:lose|losing) my job\b|\bdon'?t know what (?:else )?"
+                r"|\b(?:lose|losing) (?:my|the|this) job\b|\bjust (?:don'?t|do not) know anymore\b"
+                r"|\bdon'?t know what (?:else )?"
                 r"(?:to do (?:anymore|any more)|i(?:'ll| will| would) do)\b"
                 r"|\bcan'?t (?:afford to )?lose (?:this|my) (?:seat|spot|ride)\b"
                 r"|\b(?:repossessed|evicted|homeless|"
                 r"sleeping (?:in my car|at a friend'?s|on a couch))\b",
-                r"\bi know where (?:you|your \w+(?: \w+)?|the \w+(?: \w+)?) (?:is|are|lives?|"
-                r"works?)\b|\bsee what happens\b",
+                r"\bi know (?:where|which (?:lot|car|building|desk|office|house|street)) "
+                r"(?:you|your \w+(?: \w+)?|the [\w ]{1,30}?) "
+                r"(?:is|are|lives?|works?|parks?|sits?)\b"
+                r"|\bsee what happens\b|\bsee how (?:that|this|it) works out for (?:you|them)\b",
+                # Singled out for who they are: "because my name is not American".
+                r"\bbecause (?:of )?(?:my|our) (?:name|accent|age|race|religion|color|colour|skin|"
+                r"origin)\b|\bmy name is not (?:american|english)\b"
+                r"|\b(?:only|all|just) (?:the )?"
+                r"(?:somali|hmong|mexican|hispanic|latino|black|asian|"
+                r"african|haitian|vietnamese|filipino|bosnian|arab|muslim|indian|chinese|korean|"
+                r"immigrant|foreign|older|old)\w* (?:people|peoples|workers|employees|riders|folks|"
+                r"guys|ones|women|men|ladies)?\b",
+                r"\b(?:hard not to|can'?t help but|starting to) (?:see|notice) a pattern\b"
+                r"|\ball (?:the )?(?:ones|people|workers) (?:close|near) (?:to )?retirement\b"
+                r"|\bwho picked (?:us|me|them)\b",
+                # An outside agency already called, a record kept against us.
+                r"\b(?:state )?labor (?:office|board|department|commission)\b"
+                r"|\bdepartment of labor\b"
+                r"|\b(?:civil|human) rights (?:office|commission|division|department)\b"
+                r"|\b(?:write|writing|keep|keeping) (?:everything|it all) down\b"
+                r"|\bdocument(?:ing)? everything\b",
                 r"\b(?:gonna|going to|will) find out who\W*(?:$|\b(?:it was|did (?:it|this)|"
                 r"reported|ratted|snitched|told)\b)",
                 r"\b(?:everybody|everyone|all of (?:you|them)) (?:on|in) [\w-]+(?: [\w-]+)?"
@@ -649,6 +682,9 @@ FEATURES: list[Feature] = [
                 r"kidding|who (?:decided|came up with) (?:this|that|i)\b|some (?:computer|robot|"
                 r"algorithm))\b",
                 r"\bstop sending me\b|\bfix your (?:system|records|data|mess)\b",
+                r"\b(?:not|isn'?t|is not|ain'?t) fair\b"
+                r"|\bwe (?:will|are going to|gonna|'ll) (?:all )?"
+                r"go (?:together )?to (?:the )?(?:office|hr|union|management|director)\b",
                 # A plea for the seat: a person reads it unless a fix is stated beside it.
                 r"\b(?:do not|don'?t|dont|please not) (?:cancel|take|remove|end) (?:my (?:seat|"
                 r"spot|membership|place)|me)\b|\bno (?:me )?(?:cancelen|quiten|eliminen|saquen)\b",

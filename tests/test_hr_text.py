@@ -221,6 +221,9 @@ def test_a_rotation_with_no_days_named_leaves_every_day_to_the_check(text):
         ("Mon thru Fri 0645-1515 (Garage 2)", "Mon–Fri 06:45–15:15"),
         ("Tue-Fri 1:45p-10:15p (4 days)", "Tue–Fri 13:45–22:15"),
         ("Sat/Sun 0700-1530 (weekend relief)", "Sat/Sun 07:00–15:30"),
+        ("M-F 0800-1630 w/ 30 min unpaid lunch", "Mon–Fri 08:00–16:30"),
+        ("1st shift M-F 6a-2:30p. Sat OT 6a-12p as posted", "Mon–Fri 06:00–14:30"),
+        ("Weekend nights Fri & Sat 2230-0700", "Fri/Sat 22:30–07:00"),
     ],
 )
 def test_a_weekend_word_beside_the_weekend_days_and_a_slash_between_times_are_read(text, read):

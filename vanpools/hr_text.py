@@ -501,6 +501,9 @@ def _spoken_meridiem(match: re.Match[str]) -> str:
 _EXTRA_DUTY = re.compile(
     r"[/,;+]?\s*(?:plus |and )?(?:(?:vol\.?|voluntary|mandatory)\s+)?(?:storm duty|on-?call|"
     r"overtime|ot|call-?outs?|extra shifts?)\s+(?:(?:as|when|if) needed\b|(?:on )?[a-z]+(?=\s*$|,))"
+    # "Sat OT 6a-12p as posted": overtime with its own hours, offered now and then.
+    r"|[.,;/+]?\s*\b(?:[a-z]+\s+)?(?:ot|overtime)\s+\S+\s+(?:as|when|if)\s+"
+    r"(?:posted|needed|required|available|offered)\b"
     # Days off that rotate: the days are not given, the hours are.
     r"|,?\s*\b(?:days off|rdos?|off days) (?:rotate|rotating|vary|varies)\b[^,;]*"
     r"|,?\s*\brotating (?:days off|rdos?)\b[^,;]*"
@@ -518,7 +521,7 @@ _LUNCH = re.compile(
     # "(30m L)", "(30 min)", "(0.5 hr brk)": a break's length in brackets.
     r"|\(\s*(?:\d+|0?\.\d+)\s*(?:m|mins?|minutes?|h|hrs?|hours?)\.?\s*"
     r"(?:l|lunch|brk|break|meal|unpaid|paid)?\.?\s*\)"
-    r"|,?\s*(?:with\s+)?(?:an?\s+)?(?:\d+\s*-?\s*(?:min(?:ute)?s?|hrs?|hours?)|half[- ]hour|"
+    r"|,?\s*(?:(?:with|w/)\s*)?(?:an?\s+)?(?:\d+\s*-?\s*(?:min(?:ute)?s?|hrs?|hours?)|half[- ]hour|"
     r"one[- ]hour)\s+(?:unpaid\s+|paid\s+)?(?:lunch|break|meal)(?:\s+break)?\b"
 )
 _HOUR_WORDS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
@@ -687,7 +690,8 @@ def _named_weekend(text: str, part: str) -> list[str]:
         days = _listed_days(plain, part, set())
     except ScheduleError:
         return []
-    return days if set(days) <= {"Sat", "Sun"} else []
+    # "Weekend nights Fri & Sat": Friday night belongs to the weekend too.
+    return days if set(days) <= {"Fri", "Sat", "Sun"} else []
 
 
 def _listed_days(text: str, part: str, off: set[str]) -> list[str]:
