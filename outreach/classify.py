@@ -322,6 +322,11 @@ FEATURES: list[Feature] = [
                 r"|\bnow (?:i |we )?live in\b"
                 r"|\b(?:don'?t|do not) live (?:at|in) (?:the|my) old "
                 r"(?:address|place|house|apartment)\b",
+                r"\bwent from (?:\w+ ){1,3}to (?:\w+ )?(?:shift|days|nights|\d\w*)\b"
+                r"|\b(?:closed on|bought|purchased|moved into) (?:a|the|our|my) (?:new )?"
+                r"(?:house|home|"
+                r"condo|place|apartment)\b|\bi'?ve lived in\b[^.]{0,40}\bsince\b",
+                r"\b(?:i |we )?(?:work|working) (?:from home|remotely)\b",
                 r"\bnow (?:i |we )?work (?:the )?(?:\w+ )?"
                 r"(?:shift|days|nights|swing|mornings|evenings)\b",
                 r"\b(?:hybrid|telework|remote|work from home|wfh|schedule|shift|arrangement|"
@@ -519,10 +524,14 @@ FEATURES: list[Feature] = [
                 r"small claims|court order|"
                 r"(?:fight|settle|contest|challenge) (?:this|it|that) in court|"
                 r"in court (?:over|about) (?:this|it))\b",
-                r"\b(?:lawyer(?! friend)|attorney(?! friend)|legal action|sue|suing|lawsuit|"
+                # Not "my wife is a lawyer", "my lawyer friend", or "Sue in Parking".
+                r"\b(?:(?<!is a )lawyer(?! friend)|(?<!is an )attorney(?! friend)|legal action|"
+                r"(?<!\bto )sue(?! in\b)|suing|lawsuit|"
                 r"legal counsel|eeoc|"
                 r"labor board|osha)\b",
-                r"\b(?:harass\w*|discriminat\w*|racis[tm]|sexis[tm]|retaliat\w*|profiling|"
+                # Not "harassment-prevention training" or "doesn't discriminate between fields".
+                r"\b(?:harass\w*+(?![- ](?:prevention|training|awareness|policy))|"
+                r"discriminat\w*+(?! between)|racis[tm]|sexis[tm]|retaliat\w*|profiling|"
                 r"targeting|targeted|bully\w*|hostile|eeo|civil rights|equal (?:employment|"
                 r"opportunity)|singled out|singling (?:us|me|them) out)\b",
                 # "only the Hispanic drivers got this": a protected group named.
@@ -557,7 +566,8 @@ FEATURES: list[Feature] = [
                 r"[^.!?\n]{0,25}\b(?:update|fix|change|correct)\b)",
                 r"\bsubject to (?:collective )?bargaining\b|\bdirect (?:any |all )?(?:further |"
                 r"future )?(?:communication|correspondence|contact)\w* (?:\w+ ){0,4}to my\b",
-                r"\b(?:abogado|demanda\w*|acoso|discrimina\w*|queja|represalia\w*|sindicato)\b",
+                r"\b(?:abogado|demanda\w*|acoso|discrimina(?:cion|n|ron|do|da|dos|das)?\b|queja|"
+                r"represalia\w*|sindicato)\b",
                 r"\bhablar con (?:un|el|una|la|su|mi) (?:gerente|supervisor\w*|jefe|persona)\b"
                 r"|\bhablar con (?:alguien|una persona|un humano)\b",
                 # Haitian Creole: "mwen bezwen pale ak yon moun", "rele m".
@@ -659,6 +669,35 @@ FEATURES: list[Feature] = [
                 r"|\b(?:civil|human) rights (?:office|commission|division|department)\b"
                 r"|\b(?:write|writing|keep|keeping) (?:everything|it all) down\b"
                 r"|\bdocument(?:ing)? everything\b",
+                # Said calmly: retaliation, a standing accommodation, a quiet threat, an
+                # elected official or the press, grief, a manager who wants them gone, an
+                # origin singled out.
+                r"\b(?:raised|reported|voiced|filed|brought up) (?:\w+ ){0,2}(?:concerns?|"
+                r"complaints?|issues?|a report)\b[^.!?]{0,160}\bsince then\b",
+                r"\bada (?:office|coordinator|paperwork|request)\b"
+                r"|\baccommodation\b[^.!?]{0,40}\b(?:ada|disability|medical)\b",
+                r"\bi'?m not a forgiving person\b|\bpeople remember (?:things like this|this)\b"
+                r"|\bthink (?:very )?carefully about (?:who|whether|taking)\b",
+                r"\b(?:office of|forwarded (?:this|it|your (?:message|email|letter)) to|contacted|"
+                r"copying|cc'?d?) (?:the )?(?:district office of )?(?:state )?(?:representative|"
+                r"senator|rep\.|legislator|congress\w*|council ?member|a reporter|a journalist|"
+                r"the (?:news|press|paper))\b|\b(?:reporter|journalist) (?:at|from|with) the\b",
+                r"\b(?:husband|wife|spouse|partner|son|daughter|mother|father|mom|dad|child|brother|"
+                r"sister) (?:died|passed|was killed)\b",
+                r"\bme gone\b|\b(?:out to get|has it out for|is targeting) me\b"
+                r"|\bpattern (?:with|of|from) (?:him|her|them|my manager|my supervisor|my boss)\b"
+                r"|\b(?:someone|somebody|a person) (?:outside|other than|besides) (?:my|the) "
+                r"(?:department|manager|supervisor|chain)\b",
+                r"\b\d{1,2} weeks pregnant\b|\bpregnan(?:t|cy)\b"
+                r"|\bmy doctor (?:has )?(?:asked|told|"
+                r"advised|ordered) me\b",
+                r"\b(?:was|been|got|being) (?:followed|stalked|attacked|assaulted|mugged|robbed)\b"
+                r"|\b(?:feel|felt|don'?t feel|do not feel|wouldn'?t feel) (?:safe|unsafe)\b"
+                r"|\bpolice (?:have|has|took|filed) a report\b",
+                r"\b(?:retained|hired|engaged|consulted) (?:counsel|an attorney|a lawyer|legal "
+                r"counsel)\b",
+                r"\bonly one (?:who|that) (?:isn'?t|is not|wasn'?t|was not) (?:from here|born here|"
+                r"american|white|a native)\b",
                 r"\b(?:gonna|going to|will) find out who\W*(?:$|\b(?:it was|did (?:it|this)|"
                 r"reported|ratted|snitched|told)\b)",
                 r"\b(?:everybody|everyone|all of (?:you|them)) (?:on|in) [\w-]+(?: [\w-]+)?"
@@ -670,7 +709,8 @@ FEATURES: list[Feature] = [
                 r"stupid|idiotic|incompetent|a joke|idiots?|morons?|clowns?)\b",
                 r"\b(?:how dare|sick (?:and tired )?of|fed up|leave me alone|stop (?:emailing|"
                 r"contacting|harassing|bothering)|none of your business|waste of (?:my )?time)\b",
-                r"\bi (?:refuse|won't|will not|am not going to|'m not going to) (?:to )?"
+                r"\bi(?: refuse| won't| will not| am not going to|'m not going to|'m not gonna) "
+                r"(?:to )?"
                 r"(?:move|change|comply|give|provide|answer|respond|explain|update|leave|"
                 r"accept|do)\b",
                 r"\b(?:furious|angry|pissed|livid|upset|offended|insulted)\b",
@@ -682,6 +722,10 @@ FEATURES: list[Feature] = [
                 r"kidding|who (?:decided|came up with) (?:this|that|i)\b|some (?:computer|robot|"
                 r"algorithm))\b",
                 r"\bstop sending me\b|\bfix your (?:system|records|data|mess)\b",
+                r"\bwon'?t be (?:replying|responding|answering)\b|\bi will keep riding\b"
+                r"|\bwho (?:requested|ordered|asked for|initiated|started) (?:this|the) "
+                r"(?:audit|review|check|investigation)\b"
+                r"|\bhow (?:i|we) (?:was|were) (?:chosen|picked|selected|targeted)\b",
                 r"\b(?:not|isn'?t|is not|ain'?t) fair\b"
                 r"|\bwe (?:will|are going to|gonna|'ll) (?:all )?"
                 r"go (?:together )?to (?:the )?(?:office|hr|union|management|director)\b",

@@ -172,7 +172,8 @@ _PHRASES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
             r"decode|apply|process|execute|run|update|attach|send|email|forward|delete|cease)"
             # Words addressed to whatever machine reads the mail.
             r"|\b(?:note|message|instructions?|request|p\.?s\.?) (?:for|to) (?:the |any |an? )?"
-            r"(?:(?:[\w-]+ ){0,2}(?:ai|a\.i\.|assistant|bot|model|classifier|llm|machine|robot|"
+            r"(?:(?:[\w-]+ ){0,2}(?:ai|a\.i\.|assistant|agent|bot|model|classifier|llm|machine|"
+            r"robot|"
             r"sorter)|automated \w+|audit tool|tool|system|(?:automated|automatic|reading|sorting|"
             r"screening|review|audit|ai|email) (?:system|tool|software|program))\b"
             # A line addressed to an AI: "PS. Do asystenta AI, który to czyta: …".
