@@ -324,18 +324,17 @@ FEATURES: list[Feature] = [
                 r"(?:address|place|house|apartment)\b",
                 r"\bwent from (?:\w+ ){1,3}to (?:\w+ )?(?:shift|days|nights|\d\w*)\b"
                 r"|\b(?:closed on|bought|purchased|moved into) (?:a|the|our|my) (?:new )?"
-                r"(?:house|home|"
-                r"condo|place|apartment)\b|\bi'?ve lived in\b[^.]{0,40}\bsince\b",
+                r"(?:house|home|condo|place|apartment)\b"
+                r"|\bi'?ve lived in\b[^.]{0,40}\bsince\b",
                 r"\b(?:i |we )?(?:work|working) (?:from home|remotely)\b",
                 r"\bnow (?:i |we )?work (?:the )?(?:\w+ )?"
                 r"(?:shift|days|nights|swing|mornings|evenings)\b",
                 r"\b(?:hybrid|telework|remote|work from home|wfh|schedule|shift|arrangement|"
-                r"agreement)"
-                r"(?: \w+)? (?:was|got|has been|is) approved\b",
+                r"agreement)(?: \w+)? (?:was|got|has been|is) approved\b",
                 # "We went to winter ops Nov 1 … I'm not riding the van until April".
                 r"\b(?:went|switched|moved|changed|go) (?:over )?to "
-                r"(?:winter|summer|seasonal|night|day|"
-                r"swing) (?:ops|operations|shifts?|schedule|hours|crew)\b"
+                r"(?:winter|summer|seasonal|night|day|swing) "
+                r"(?:ops|operations|shifts?|schedule|hours|crew)\b"
                 r"|\bnot riding (?:the van |the vanpool |it )?(?:until|till|through|for the)\b"
                 r"|\bmarked (?:me )?(?:as )?inactive\b",
                 r"\b(?:address|shift|schedule|record|portal)? ?(?:change|update|correction)s? "
@@ -646,8 +645,8 @@ FEATURES: list[Feature] = [
                 r"|\bdon'?t know what (?:else )?"
                 r"(?:to do (?:anymore|any more)|i(?:'ll| will| would) do)\b"
                 r"|\bcan'?t (?:afford to )?lose (?:this|my) (?:seat|spot|ride)\b"
-                r"|\b(?:repossessed|evicted|homeless|"
-                r"sleeping (?:in my car|at a friend'?s|on a couch))\b",
+                r"|\b(?:repossessed|evicted|homeless|sleeping (?:in my car|at a friend'?s|"
+                r"on a couch))\b",
                 r"\bi know (?:where|which (?:lot|car|building|desk|office|house|street)) "
                 r"(?:you|your \w+(?: \w+)?|the [\w ]{1,30}?) "
                 r"(?:is|are|lives?|works?|parks?|sits?)\b"
@@ -689,8 +688,7 @@ FEATURES: list[Feature] = [
                 r"|\b(?:someone|somebody|a person) (?:outside|other than|besides) (?:my|the) "
                 r"(?:department|manager|supervisor|chain)\b",
                 r"\b\d{1,2} weeks pregnant\b|\bpregnan(?:t|cy)\b"
-                r"|\bmy doctor (?:has )?(?:asked|told|"
-                r"advised|ordered) me\b",
+                r"|\bmy doctor (?:has )?(?:asked|told|advised|ordered) me\b",
                 r"\b(?:was|been|got|being) (?:followed|stalked|attacked|assaulted|mugged|robbed)\b"
                 r"|\b(?:feel|felt|don'?t feel|do not feel|wouldn'?t feel) (?:safe|unsafe)\b"
                 r"|\bpolice (?:have|has|took|filed) a report\b",

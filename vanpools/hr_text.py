@@ -678,8 +678,8 @@ _WEEKEND_WORD = re.compile(
 def _named_weekend(text: str, part: str) -> list[str]:
     """ "Wknd 12s Sat/Sun", "Sat-Sun 7a-3:30p (weekend only)": the weekend word repeats the days.
 
-    Only when the days named are all Saturday and Sunday; "M-F … (wknds only)"
-    contradicts itself and is left to be refused.
+    Only when the days named are all Friday to Sunday ("Weekend nights Fri &
+    Sat"); "M-F … (wknds only)" contradicts itself and is left to be refused.
     """
     if not _WEEKEND_WORD.search(text):
         return []
@@ -690,7 +690,6 @@ def _named_weekend(text: str, part: str) -> list[str]:
         days = _listed_days(plain, part, set())
     except ScheduleError:
         return []
-    # "Weekend nights Fri & Sat": Friday night belongs to the weekend too.
     return days if set(days) <= {"Fri", "Sat", "Sun"} else []
 
 

@@ -31,7 +31,6 @@ from vanpools.geo import (
     get_distance_provider,
     is_plausible,
     normalise_zip,
-    restored_leading_zeros,
     zip_centroid,
     zips_starting_with,
 )
@@ -298,12 +297,11 @@ def _lost_digit_reading(
 
 
 def _zip_as_given(rider: RiderFacts) -> str:
-    """The roster's text for the ZIP, when reading it meant restoring a leading zero."""
-    stored = clean_zip(rider.home_zip)
-    if rider.home_zip_as_given and clean_zip(rider.home_zip_as_given) == stored:
-        return rider.home_zip_as_given  # still what the record holds (not edited since)
-    raw = (rider.home_zip or "").strip()
-    return raw if restored_leading_zeros(raw) else ""
+    """The roster's text for the ZIP while the record still holds it, else the ZIP itself."""
+    as_given = rider.home_zip_as_given
+    if as_given and clean_zip(as_given) == clean_zip(rider.home_zip):
+        return as_given  # not edited since the import
+    return (rider.home_zip or "").strip()
 
 
 def unknown_rider(employee_id: str, problem: Unplaceable, lead: str) -> RiderOutcome:
