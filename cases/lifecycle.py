@@ -12,11 +12,12 @@ from typing import Final, TypeAlias
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, models, transaction
 from django.utils import timezone
 
 from cases.models import Case, CaseEvent, PendingAction
-from vanpools.models import Vanpool
+from poolpatrol.queue import enqueue_lesson_capture
+from vanpools.models import Rider, Vanpool
 
 logger = logging.getLogger(__name__)
 
@@ -146,9 +147,6 @@ def _capture_lesson_after_commit(case: Case) -> None:
 
     Queued, not run here: a close must never wait on, or fail because of, it.
     """
-    # Imported here: outreach and agents import this module.
-    from outreach.tasks import enqueue_lesson_capture
-
     enqueue_lesson_capture(case.pk)
 
 
@@ -278,6 +276,39 @@ def flag_case(
         )
     logger.info("case %s flagged %s by %s", locked.case_id, flag, _actor_label(actor))
     return locked, True
+
+
+def request_review(
+    case: Case | None,
+    kind: str,
+    *,
+    payload: dict,
+    actor: Actor,
+    note: str,
+    message: models.Model | None = None,
+    rider: Rider | None = None,
+    hold_in: str | None = Status.HITL_REVIEW,
+) -> tuple[PendingAction, Case | None]:
+    """Ask a person: the one place a PendingAction is created.
+
+    The action waits on the review queue, and the case waits in ``hold_in``
+    (``hitl_review`` unless said otherwise), moving there with ``note`` as the
+    trail entry's reason. ``hold_in=None`` leaves the case where it is: a card
+    about who sent a message, or a case a caller already moved
+    (``pre_cancel``). Without a case only the action is created.
+    """
+    with transaction.atomic():
+        action = PendingAction.objects.create(
+            kind=kind,
+            case=case,
+            message=message,
+            rider=rider,
+            payload=payload,
+            requested_by=_actor_label(actor),
+        )
+        if case is not None and hold_in is not None and case.status != hold_in:
+            case = transition(case, hold_in, actor=actor, note=note)
+    return action, case
 
 
 def record_event(case: Case, *, actor: Actor, note: str, data: dict | None = None) -> CaseEvent:

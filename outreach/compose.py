@@ -21,9 +21,9 @@ from django.template import Context, engines
 from django.utils import timezone
 from django.utils.dateformat import format as format_date
 
-from agents.facts import shift_facts
-from agents.specialists.location import shown_miles
-from agents.specialists.shift import Unreadable, WeeklySchedule, read_shift
+from audit.facts import shift_facts
+from audit.location import shown_miles
+from audit.shift import Unreadable, WeeklySchedule, read_shift
 from cases.models import Case, Verification
 from vanpools.models import Employee, Shift, Vanpool
 from vanpools.schedules import ScheduleError, parse_weekly

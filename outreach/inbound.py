@@ -28,6 +28,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from cases.lifecycle import request_review
 from cases.models import Case, PendingAction
 from outreach.bounces import record_bounce
 from outreach.models import EmailThread, Message
@@ -39,12 +40,12 @@ from outreach.parsing import (
     parse_raw,
     reply_token_from,
 )
-from outreach.tasks import enqueue_inbound_processing
+from poolpatrol.queue import enqueue_inbound_processing
 from vanpools.models import Employee
 
 logger = logging.getLogger(__name__)
 
-REQUESTED_BY = "agent:inbound"
+REQUESTER = "inbound"
 # Where the provider's name is kept on the row (Message has no field for it);
 # the X- name never clashes with a kept header, which are a fixed list.
 PROVIDER_HEADER = "X-Pool-Patrol-Received-Via"
@@ -366,12 +367,15 @@ def _unmatched(message: Message, parsed: ParsedInbound, why_not: str) -> None:
 def _ask_a_person(
     message: Message, parsed: ParsedInbound, reason: str, *, case: Case | None
 ) -> None:
-    PendingAction.objects.create(
-        kind=PendingAction.Kind.MATCH_INBOUND,
-        case=case,
+    # A card about who sent the message: the case itself keeps its status.
+    request_review(
+        case,
+        PendingAction.Kind.MATCH_INBOUND,
         message=message,
-        requested_by=REQUESTED_BY,
+        actor=REQUESTER,
+        note=reason,
         payload={"reason": reason, "from": parsed.from_email, "subject": parsed.subject[:300]},
+        hold_in=None,
     )
 
 

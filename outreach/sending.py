@@ -23,7 +23,7 @@ from django.utils import timezone
 from cases.lifecycle import flag_case
 from outreach.compose import RenderedEmail, render_email, rider_facts
 from outreach.models import EmailThread, Message
-from outreach.tasks import enqueue_send
+from poolpatrol.queue import enqueue_send
 from vanpools.models import Employee
 
 logger = logging.getLogger(__name__)

@@ -6,6 +6,7 @@ the variable instead of silently falling back to a default.
 """
 
 import os
+import re
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -68,3 +69,14 @@ def env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
     if value not in choices:
         raise ImproperlyConfigured(f"{name}={value!r} must be one of {', '.join(choices)}")
     return value
+
+
+RATE_RE = re.compile(r"^[1-9]\d*/(s|sec|second|m|min|minute|h|hour|d|day)$")
+
+
+def env_rate(name: str, default: str) -> str:
+    """A DRF rate like ``1000/hour``; a bad value fails loudly, not on the first request."""
+    rate = env_str(name, default).strip() or default
+    if not RATE_RE.match(rate):
+        raise ImproperlyConfigured(f"{name} must look like 100/minute or 1000/hour, not {rate!r}")
+    return rate

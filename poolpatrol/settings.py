@@ -17,8 +17,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from poolpatrol.api.rates import env_rate
-from poolpatrol.env import env_bool, env_choice, env_float, env_int, env_list, env_str
+from poolpatrol.env import env_bool, env_choice, env_float, env_int, env_list, env_rate, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("VAR_DIR", str(BASE_DIR / "var")))
@@ -67,6 +66,9 @@ INSTALLED_APPS = [
     "cases",
     "agents",
     "outreach",
+    "caseloop",
+    "dashboard",
+    "evals",
 ]
 
 MIDDLEWARE = [
@@ -227,19 +229,19 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["poolpatrol.api.permissions.StaffModelPermissions"],
+    "DEFAULT_PERMISSION_CLASSES": ["api.permissions.StaffModelPermissions"],
     # JSON in and out; people read the API through /api/docs/.
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
-    "DEFAULT_PAGINATION_CLASS": "poolpatrol.api.pagination.Pagination",
+    "DEFAULT_PAGINATION_CLASS": "api.pagination.Pagination",
     "PAGE_SIZE": env_int("API_PAGE_SIZE", 50, minimum=1),
-    "DEFAULT_SCHEMA_CLASS": "poolpatrol.api.schema.AutoSchema",
-    "EXCEPTION_HANDLER": "poolpatrol.api.errors.exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "api.schema.AutoSchema",
+    "EXCEPTION_HANDLER": "api.errors.exception_handler",
     # Per user (so per token: one token per user) and per address; 429 + Retry-After.
     "DEFAULT_THROTTLE_CLASSES": [
-        "poolpatrol.api.throttles.UserThrottle",
-        "poolpatrol.api.throttles.AnonThrottle",
+        "api.throttles.UserThrottle",
+        "api.throttles.AnonThrottle",
     ],
     "DEFAULT_THROTTLE_RATES": {
         "user": env_rate("API_THROTTLE_USER", "1000/hour"),
@@ -251,7 +253,7 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Vanpools, employees, audit cases, email threads and the review queue.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
-    "SERVE_PERMISSIONS": ["poolpatrol.api.permissions.IsStaff"],
+    "SERVE_PERMISSIONS": ["api.permissions.IsStaff"],
     "SCHEMA_PATH_PREFIX": "/api",
     "COMPONENT_SPLIT_REQUEST": True,
     "ENUM_NAME_OVERRIDES": {

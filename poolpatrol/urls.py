@@ -17,9 +17,7 @@ urlpatterns = [
     # The email provider's inbound and tracking webhooks (anymail), refused
     # outside DEBUG until WEBHOOK_SECRET is set.
     path("anymail/", include(guarded_anymail_urls())),
-    path("api/", include("poolpatrol.api.urls")),
+    path("api/", include("api.urls")),
     # The coordinators' dashboard; the review queue is the landing page.
-    path("", include("cases.urls")),
-    path("", include("cases.program_urls")),
-    path("", include("vanpools.urls")),
+    path("", include("dashboard.urls")),
 ]

@@ -6,11 +6,12 @@ from collections import Counter
 
 import pytest
 
-from agents.case_manager import audit_vanpool
-from agents.evaluation import policy_evidence
 from agents.faithfulness import check_faithfulness, extract_claims
+from caseloop.audits import audit_vanpool
 from cases.models import Case
-from outreach.answers import (
+from evals.harness import policy_evidence
+from outreach.compose import RiderFacts, render_email, rider_facts
+from outreach.replies.answers import (
     ANSWERS,
     EN,
     ES,
@@ -19,7 +20,6 @@ from outreach.answers import (
     detect_topics,
     question_language,
 )
-from outreach.compose import RiderFacts, render_email, rider_facts
 from tests.factories import EmployeeFactory, RiderFactory, ShiftFactory, VanpoolFactory
 
 FACTS = RiderFacts(

@@ -6,7 +6,7 @@ from django.core.exceptions import ImproperlyConfigured
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from poolpatrol.api.rates import env_rate
+from poolpatrol.env import env_rate
 
 pytestmark = pytest.mark.django_db
 

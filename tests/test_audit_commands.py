@@ -11,10 +11,11 @@ import pytest
 from django.core.management import CommandError, call_command
 from django_q.models import Schedule
 
-from agents import case_manager
 from agents.models import AgentRun
-from agents.tasks import audit_all_vanpools_task, audit_vanpool_task, enqueue_audit
+from caseloop import audits as case_manager
+from caseloop.tasks import audit_all_vanpools_task, audit_vanpool_task
 from cases.models import Case, Verification
+from poolpatrol.queue import enqueue_audit
 from tests.factories import EmployeeFactory, RiderFactory, ShiftFactory, VanpoolFactory
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -131,7 +132,7 @@ def test_it_runs_the_periodic_full_audit():
 
 @pytest.mark.django_db
 def test_it_schedules_a_nightly_full_audit():
-    schedule = Schedule.objects.get(func="agents.tasks.audit_all_vanpools_task")
+    schedule = Schedule.objects.get(func="caseloop.tasks.audit_all_vanpools_task")
     assert schedule.schedule_type == Schedule.DAILY
     assert schedule.repeats == -1
 

@@ -6,10 +6,10 @@ import json
 import pytest
 
 from agents import llm
-from agents.case_manager import audit_vanpool
 from agents.contracts import ModelJudgement, RiderFlag, SpecialistResult
 from agents.models import AgentRun
-from agents.resolve import cross_check
+from audit.resolve import cross_check
+from caseloop.audits import audit_vanpool
 from cases.models import Case, Verification
 from tests.factories import EmployeeFactory, RiderFactory, ShiftFactory, VanpoolFactory
 from tests.llm_server import FakeLLMServer, Scripted, api_error, completion

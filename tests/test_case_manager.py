@@ -8,14 +8,14 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from agents.case_manager import (
+from agents.models import AgentRun
+from caseloop.audits import (
     AlreadyDecided,
     UnknownVanpool,
     audit_vanpool,
     audit_vanpools,
     decide_verification,
 )
-from agents.models import AgentRun
 from cases.models import Case, CaseEvent, PendingAction, Verification
 from tests.factories import (
     EmployeeFactory,

@@ -6,11 +6,11 @@ import pytest
 from django.urls import reverse
 
 from agents import llm
-from agents.case_manager import audit_vanpool
-from agents.case_qa import answer_question, build_records, checked, unsupported_claims
 from agents.models import AgentRun
+from caseloop.audits import audit_vanpool
 from cases.models import Case
-from cases.queries import case_records
+from dashboard.case_qa import answer_question, build_records, checked, unsupported_claims
+from dashboard.queries import case_records
 from tests.factories import EmployeeFactory, MessageFactory, RiderFactory, VanpoolFactory
 from tests.llm_server import FakeLLMServer, Scripted, api_error, completion
 

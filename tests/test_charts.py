@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from vanpools import charts
+from dashboard import charts
 from vanpools.geo import Point, haversine_miles
 
 PICKUP = Point(37.59, -122.02)

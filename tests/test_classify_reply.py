@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from agents import llm
-from agents.evaluation import TARGETS, CaseResult, EvalFileError, Report, read_cases, run_cases
 from agents.tracing import RunTrace
-from outreach.classify import BUCKETS, classify_reply, strip_quoted
-from outreach.guardrails import check_untrusted
+from evals.harness import TARGETS, CaseResult, EvalFileError, Report, read_cases, run_cases
+from outreach.replies.classify import BUCKETS, classify_reply, strip_quoted
+from outreach.replies.guardrails import check_untrusted
 from tests.llm_server import FakeLLMServer, Scripted, api_error, completion
 
 REPLIES = Path(__file__).resolve().parent.parent / "fixtures" / "eval" / "replies.jsonl"

@@ -7,7 +7,7 @@ import re
 import pytest
 from django.utils import timezone
 
-from agents.case_manager import audit_vanpool
+from caseloop.audits import audit_vanpool
 from cases.models import Case
 from outreach.compose import (
     TEMPLATES,

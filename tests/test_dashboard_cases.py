@@ -6,7 +6,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from agents.case_manager import audit_vanpool
+from caseloop.audits import audit_vanpool
 from cases.models import Case
 from outreach.models import EmailThread
 from tests.factories import (

@@ -7,7 +7,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from cases import program
+from dashboard import program
 from tests.factories import (
     AgentRunFactory,
     CaseEventFactory,

@@ -7,9 +7,9 @@ from django.contrib.auth.models import Permission
 from django.urls import reverse
 from django.utils import timezone
 
-from agents.case_manager import audit_vanpool
+from caseloop.audits import audit_vanpool
+from caseloop.loop import process_timeouts
 from cases.models import Case, CaseEvent, PendingAction
-from outreach.loop import process_timeouts
 from outreach.models import EmailThread, Message
 from tests.factories import (
     CaseFactory,

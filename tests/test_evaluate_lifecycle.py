@@ -11,7 +11,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
-from agents.evaluation import FrozenClock, parse_offset, read_cases, run_cases
+from evals.harness import FrozenClock, parse_offset, read_cases, run_cases
 
 ROOT = Path(__file__).resolve().parent.parent
 LIFECYCLE = ROOT / "fixtures" / "eval" / "lifecycle.jsonl"

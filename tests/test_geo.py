@@ -7,7 +7,7 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 from django.test import override_settings
 
-from agents.facts import Point
+from audit.facts import Point
 from vanpools import geo
 from vanpools.geo import (
     EARTH_RADIUS_MILES,

@@ -10,18 +10,18 @@ from django.urls import reverse
 from django.utils import timezone
 
 from agents import llm
-from agents.case_manager import audit_vanpool
-from agents.lessons import (
+from agents.models import AgentRun
+from caseloop import decisions
+from caseloop.audits import audit_vanpool
+from caseloop.lessons import (
     capture_lesson,
     false_positive_counts_by_pattern,
     similar_past_cases,
     similar_past_cases_for,
 )
-from agents.models import AgentRun
+from caseloop.loop import process_timeouts
 from cases.lifecycle import transition
 from cases.models import Case, CaseLesson, PendingAction
-from outreach import decisions
-from outreach.loop import process_timeouts
 from tests.factories import CaseFactory, EmployeeFactory, RiderFactory, VanpoolFactory
 from tests.llm_server import FakeLLMServer, Scripted, api_error, completion
 from tests.test_outreach_loop import FAR_ZIP, NEAR_ZIP, deliver, far_rider, pre_cancelled, reply

@@ -19,7 +19,6 @@ from pydantic import BaseModel, ConfigDict
 
 from agents import llm
 from agents.contracts import SpecialistResult
-from agents.facts import Point, RiderFacts, VanpoolFacts
 from agents.llm import (
     RETRY_AFTER_CAP_SECONDS,
     CircuitBreaker,
@@ -36,6 +35,7 @@ from agents.llm import (
     load_prompt,
     retry_after_seconds,
 )
+from audit.facts import Point, RiderFacts, VanpoolFacts
 from tests.llm_server import FakeLLMServer, Scripted, api_error, completion
 
 SETTINGS_FILE = Path(__file__).resolve().parent.parent / "poolpatrol" / "settings.py"

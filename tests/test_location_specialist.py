@@ -16,8 +16,8 @@ from django.conf import settings
 from django.test import override_settings
 
 from agents.contracts import Citation, DistanceEvidence, SpecialistResult, UnknownEvidence
-from agents.facts import Point, RiderFacts, VanpoolFacts
-from agents.specialists.location import check_location, location_case_facts, shown_miles
+from audit.facts import Point, RiderFacts, VanpoolFacts
+from audit.location import check_location, location_case_facts, shown_miles
 from vanpools.geo import EARTH_RADIUS_MILES, OfflineDistanceProvider, zip_centroid
 
 BASE_DIR = Path(settings.BASE_DIR)

@@ -10,12 +10,12 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.utils import timezone
 
-from agents.case_manager import audit_vanpool
+from caseloop import decisions
+from caseloop.audits import audit_vanpool
+from caseloop.decisions import AlreadyDecided, InvalidDecision
+from caseloop.loop import process_inbound, process_timeouts, start_outreach
 from cases.models import Case, CaseEvent, PendingAction
-from outreach import decisions
-from outreach.decisions import AlreadyDecided, InvalidDecision
 from outreach.inbound import receive_raw
-from outreach.loop import process_inbound, process_timeouts, start_outreach
 from outreach.models import EmailThread, Message
 from outreach.sending import send_message
 from tests.factories import EmployeeFactory, RiderFactory, VanpoolFactory

@@ -5,12 +5,12 @@ import datetime as dt
 import pytest
 from django.core import mail
 
-from agents.case_manager import audit_vanpool
-from agents.supervisor import latest_pre_cancel_event
+from caseloop import decisions
+from caseloop.audits import audit_vanpool
+from caseloop.decisions import AlreadyDecided, InvalidDecision
+from caseloop.loop import enter_pre_cancel, process_timeouts
+from caseloop.supervisor import latest_pre_cancel_event
 from cases.models import Case, CaseEvent, CaseReview, PendingAction
-from outreach import decisions
-from outreach.decisions import AlreadyDecided, InvalidDecision
-from outreach.loop import enter_pre_cancel, process_timeouts
 from tests.factories import EmployeeFactory, RiderFactory, VanpoolFactory
 from tests.test_outreach_loop import FAR_ZIP, NEAR_ZIP, pre_cancelled
 from vanpools.models import Rider

@@ -12,8 +12,8 @@ from agents.contracts import (
     ShiftSummaryEvidence,
     UnknownEvidence,
 )
-from agents.facts import LeaveSpan, RiderFacts, ShiftFacts, VanpoolFacts
-from agents.specialists.shift import check_shift, clock_gap, shift_case_facts
+from audit.facts import LeaveSpan, RiderFacts, ShiftFacts, VanpoolFacts
+from audit.shift import check_shift, clock_gap, shift_case_facts
 from vanpools.schedules import parse_compact_weekly
 
 ROOT = Path(__file__).resolve().parent.parent

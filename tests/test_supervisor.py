@@ -11,9 +11,10 @@ from django.urls import reverse
 from django.utils import timezone
 
 from agents import llm
-from agents.case_manager import audit_vanpool
 from agents.models import AgentRun
-from agents.supervisor import (
+from caseloop.audits import audit_vanpool
+from caseloop.loop import enter_pre_cancel
+from caseloop.supervisor import (
     Issue,
     latest_pre_cancel_event,
     latest_review,
@@ -23,7 +24,6 @@ from agents.supervisor import (
     validate,
 )
 from cases.models import Case, CaseEvent, CaseReview, PendingAction, Verification
-from outreach.loop import enter_pre_cancel
 from outreach.models import EmailThread, Message
 from tests.factories import (
     DAY_SCHEDULE,

@@ -8,10 +8,10 @@ runs as each call commits — no capture needed.
 import datetime as dt
 from email.message import EmailMessage
 
-from agents.case_manager import audit_vanpool
+from caseloop.audits import audit_vanpool
+from caseloop.loop import process_timeouts
 from cases.models import Case, PendingAction
 from outreach.inbound import receive_raw
-from outreach.loop import process_timeouts
 from outreach.models import EmailThread, Message
 from tests.factories import EmployeeFactory, RiderFactory, VanpoolFactory
 from vanpools.models import Employee, Vanpool

@@ -1,0 +1,98 @@
+"""The audit's decision: facts in, a verdict with per-rider flags out.
+
+Pure: it reads the preloaded facts, runs the checks (rules, and a model only
+where the backend is configured and the rules cannot decide) and combines
+their results. It writes nothing; ``caseloop.audits`` records what it decides.
+"""
+
+import datetime as dt
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from agents.contracts import SpecialistResult, combine_verdicts
+from agents.tracing import RunTrace, timed
+from audit.facts import VanpoolFacts
+from audit.resolve import run_checks
+from cases.models import Case
+
+ALL_CHECKS: tuple[str, ...] = ("location", "shift")
+# Part of every input hash: bump it when a rule changes, so facts audited under
+# the old rules are audited again instead of being recognised as unchanged.
+RULES_VERSION = "2026-11-23"
+
+
+@dataclass
+class Decision:
+    verdict: str
+    reason: str  # a Case.Reason value, or "" when everything passed
+    failed_checks: list[str]
+    unknown_checks: list[str]
+    rider_flags: dict[str, dict[str, str]]  # only riders with a non-pass verdict
+    details: str
+    # employee_id → check → the fact the rules could not use (schedule text, ZIP…):
+    # a reviewer's ruling on it stands while it is unchanged.
+    unknown_inputs: dict[str, dict[str, str]] = field(default_factory=dict)
+
+
+def input_hash(facts: dict, check: str, audit_date: dt.date, backend: str) -> str:
+    payload = {
+        "facts": facts,
+        "check": check,
+        "audit_date": audit_date.isoformat(),
+        "backend": backend,
+        "rules_version": RULES_VERSION,
+    }
+    encoded = json.dumps(payload, sort_keys=True).encode()
+    return hashlib.sha256(encoded).hexdigest()
+
+
+def reason_for(failed_checks: Sequence[str]) -> str:
+    failed = set(failed_checks)
+    if failed >= {"location", "shift"}:
+        return Case.Reason.BOTH
+    if "location" in failed:
+        return Case.Reason.LOCATION
+    if "shift" in failed:
+        return Case.Reason.SHIFT
+    return Case.Reason.UNKNOWN
+
+
+def synthesize(results: dict[str, SpecialistResult]) -> Decision:
+    failed = [check for check, result in results.items() if result.verdict == "fail"]
+    unknown = [
+        check
+        for check, result in results.items()
+        if any(flag.verdict == "unknown" for flag in result.riders) or result.verdict == "unknown"
+    ]
+    flags: dict[str, dict[str, str]] = {}
+    for check, result in results.items():
+        for flag in result.riders:
+            if flag.verdict != "pass":
+                flags.setdefault(flag.employee_id, {})[check] = flag.verdict
+    verdict = combine_verdicts([result.verdict for result in results.values()])
+    details = " ".join(result.reasoning for result in results.values() if result.verdict != "pass")
+    inputs: dict[str, dict[str, str]] = {}
+    for check, result in results.items():
+        for item in result.evidence:
+            if item.type == "unknown_input" and flags.get(item.employee_id, {}).get(check):
+                inputs.setdefault(item.employee_id, {})[check] = item.value
+    return Decision(
+        verdict=verdict,
+        reason=reason_for(failed) if verdict != "pass" else "",
+        failed_checks=failed,
+        unknown_checks=unknown,
+        rider_flags=dict(sorted(flags.items())),
+        details=details,
+        unknown_inputs=inputs,
+    )
+
+
+def decide(
+    facts: VanpoolFacts, audit_date: dt.date, checks: Sequence[str], root: RunTrace
+) -> tuple[dict[str, SpecialistResult], Decision]:
+    """Run each check on the facts and combine the results (timed on ``root``)."""
+    with timed(root):
+        results = run_checks(list(checks), facts, audit_date, root)
+        return results, synthesize(results)

@@ -1,0 +1,156 @@
+"""Run specialist checks: the rules always, a model only where rules can't decide.
+
+The rules engine decides what code can decide (distances, shift overlaps).
+With ``LLM_BACKEND=openai`` a model is asked only when the rules left a rider
+``unknown`` (an unparseable schedule, an odd input), so a clear-cut audit
+costs zero model calls. The model's answer is cross-checked against the rules:
+where the rules had a verdict and the model disagrees, the rider becomes
+``unknown`` for a human — never a silent override. Any model failure falls
+back to the rules result and is recorded on the trace.
+"""
+
+import datetime as dt
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+
+from agents import llm
+from agents.contracts import ModelJudgement, RiderFlag, SpecialistResult, combine_verdicts
+from agents.tracing import RunTrace, timed
+from audit.facts import VanpoolFacts
+from audit.location import check_location
+from audit.shift import check_shift
+
+PROMPT_VERSION = "v1"
+# A model's reading of what the rules could not parse is an interpretation,
+# not a measurement: it never carries more confidence than this.
+MODEL_CONFIDENCE_CAP = 3
+
+
+def rules_result(check: str, facts: VanpoolFacts, audit_date: dt.date) -> SpecialistResult:
+    if check == "location":
+        return check_location(facts)
+    if check == "shift":
+        return check_shift(facts, audit_date)
+    raise ValueError(f"unknown check {check!r}")
+
+
+def run_checks(
+    checks: Sequence[str], facts: VanpoolFacts, audit_date: dt.date, parent: RunTrace
+) -> dict[str, SpecialistResult]:
+    """Run each check; concurrently when a model backend may do network I/O."""
+    backend = llm.get_backend()
+    if backend == "rules" or len(checks) == 1:
+        pairs = [_run_check(check, facts, audit_date, backend) for check in checks]
+    else:
+        with ThreadPoolExecutor(max_workers=len(checks)) as pool:
+            pairs = list(pool.map(lambda c: _run_check(c, facts, audit_date, backend), checks))
+    # Children in check order, so the trace tree reads the same every time.
+    parent.children.extend(trace for _, trace in pairs)
+    return {check: result for check, (result, _) in zip(checks, pairs, strict=True)}
+
+
+def run_check(
+    check: str, facts: VanpoolFacts, audit_date: dt.date, parent: RunTrace
+) -> SpecialistResult:
+    return run_checks([check], facts, audit_date, parent)[check]
+
+
+def _run_check(
+    check: str, facts: VanpoolFacts, audit_date: dt.date, backend: object
+) -> tuple[SpecialistResult, RunTrace]:
+    trace = RunTrace(
+        agent=check,
+        backend="rules",
+        prompt_version="rules",
+        # The facts are on the parent (case manager) run: one copy per audit.
+        input={"facts": "as the parent run's input", "audit_date": audit_date.isoformat()},
+    )
+    with timed(trace):
+        result = rules_result(check, facts, audit_date)
+    trace.output = result.model_dump(mode="json")
+    if isinstance(backend, llm.OpenAIClient) and _needs_language(result):
+        result = _ask_model(check, facts, result, backend, trace)
+    return result, trace
+
+
+def _needs_language(result: SpecialistResult) -> bool:
+    return any(flag.verdict == "unknown" for flag in result.riders)
+
+
+def _ask_model(
+    check: str,
+    facts: VanpoolFacts,
+    rules: SpecialistResult,
+    client: "llm.OpenAIClient",
+    rules_trace: RunTrace,
+) -> SpecialistResult:
+    prompt = llm.load_prompt(check, PROMPT_VERSION)
+    user = llm.data_block("facts", facts) + "\n" + llm.data_block("rules_result", rules)
+    trace = RunTrace(
+        agent=check,
+        backend="openai",
+        input={"system_prompt": prompt.version, "user": user},
+        model_calls=1,
+    )
+    rules_trace.children.append(trace)
+    try:
+        call = client.structured(check, prompt.version, prompt.text, user, ModelJudgement)
+    except llm.ModelError as error:
+        _fill(trace, error.trace_fields())
+        trace.output = {"fallback": "rules"}
+        return rules
+    _fill(trace, call.trace_fields())
+    merged = cross_check(rules, call.parsed)
+    trace.output = {"model": call.parsed.model_dump(mode="json"), "merged": merged.verdict}
+    return merged
+
+
+def _fill(trace: RunTrace, fields: dict) -> None:
+    for name, value in fields.items():
+        setattr(trace, name, value)
+
+
+def cross_check(rules: SpecialistResult, model: ModelJudgement) -> SpecialistResult:
+    """Merge a model's judgement into the rules result, rider by rider.
+
+    Rules verdicts stand when the model agrees; a disagreement becomes
+    ``unknown`` (a human decides). Only riders the rules could not decide take
+    the model's verdict.
+    """
+    said = {flag.employee_id: flag for flag in model.riders}
+    riders = [_merge_flag(flag, said.get(flag.employee_id)) for flag in rules.riders]
+    disagreements = [f for f in riders if f.reason.startswith("rules and model disagree")]
+    confidence = (
+        min(rules.confidence, MODEL_CONFIDENCE_CAP)
+        if rules.verdict == "unknown"
+        else rules.confidence
+    )
+    if disagreements:
+        confidence = min(confidence, 2)
+    return rules.model_copy(
+        update={
+            "riders": riders,
+            "verdict": combine_verdicts([flag.verdict for flag in riders]),
+            "confidence": max(1, confidence),
+            "reasoning": f"{rules.reasoning} Model reading: {model.reasoning}",
+        }
+    )
+
+
+def _merge_flag(rules_flag: RiderFlag, model_flag: RiderFlag | None) -> RiderFlag:
+    if model_flag is None or model_flag.verdict == rules_flag.verdict:
+        return rules_flag
+    if rules_flag.verdict == "unknown":
+        return RiderFlag(
+            employee_id=rules_flag.employee_id,
+            verdict=model_flag.verdict,
+            reason=f"read by the model: {model_flag.reason}",
+        )
+    return RiderFlag(
+        employee_id=rules_flag.employee_id,
+        verdict="unknown",
+        reason=(
+            f"rules and model disagree (rules: {rules_flag.verdict}, model: "
+            f"{model_flag.verdict}); a person decides. Rules: {rules_flag.reason}"
+        ),
+    )

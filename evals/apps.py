@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class EvalsConfig(AppConfig):
+    name = "evals"
+    verbose_name = "Evaluation and benchmarks"
