@@ -7,14 +7,13 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, TypeVar
 
+from agents.llm import ModelCall, ModelError, OpenAIClient, Prompt
 from agents.models import AgentRun
 from agents.telemetry import export_on_commit
 from cases.models import Case, Verification
 
-if TYPE_CHECKING:  # agents.llm imports this module
+if TYPE_CHECKING:
     from pydantic import BaseModel
-
-    from agents.llm import ModelCall, OpenAIClient, Prompt
 
 ParsedT = TypeVar("ParsedT", bound="BaseModel")
 
@@ -97,7 +96,7 @@ def traced_structured(
     user: str,
     schema: "type[ParsedT]",
     parent: RunTrace,
-) -> "ModelCall[ParsedT] | None":
+) -> ModelCall[ParsedT] | None:
     """One structured model call as a child trace of ``parent``.
 
     None when the client fails: the error stays on the child trace, marked as
@@ -110,8 +109,6 @@ def traced_structured(
         model_calls=1,
     )
     parent.children.append(trace)
-    from agents.llm import ModelError  # the client module imports this one
-
     try:
         call = client.structured(agent, prompt.version, prompt.text, user, schema)
     except ModelError as error:

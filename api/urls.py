@@ -13,6 +13,7 @@ from api.docs import RedocView, SchemaView, SwaggerView
 from api.emails import ThreadViewSet
 from api.employees import EMPLOYEE_ID_RE, EmployeeShiftsView, EmployeeViewSet
 from api.errors import not_found
+from api.index import ApiIndexView
 from api.pending_actions import PendingActionViewSet
 from api.vanpools import VANPOOL_ID_RE, VanpoolRidersView, VanpoolViewSet
 
@@ -24,6 +25,7 @@ router.register("emails/threads", ThreadViewSet, basename="api-thread")
 router.register("pending-actions", PendingActionViewSet, basename="api-pendingaction")
 
 urlpatterns = [
+    path("", ApiIndexView.as_view(), name="api-index"),
     *router.urls,
     re_path(
         rf"^vanpools/(?P<vanpool_id>{VANPOOL_ID_RE})/riders$",

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from evals.harness import FrozenClock, parse_offset, read_cases, run_cases
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LIFECYCLE = ROOT / "fixtures" / "eval" / "lifecycle.jsonl"
 DAY = "Mon-Fri 07:00-16:00"
 

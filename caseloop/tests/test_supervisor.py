@@ -34,7 +34,7 @@ from tests.factories import (
     VanpoolFactory,
 )
 from tests.llm_server import FakeLLMServer, Scripted, api_error, completion
-from tests.test_outreach_loop import (
+from caseloop.tests.test_loop import (
     FAR_ZIP,
     NEAR_ZIP,
     deliver,

@@ -13,7 +13,7 @@ from django.core.management import CommandError, call_command
 
 from tests.llm_server import completion
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 WEEKDAYS = [
     {"day": d, "start": "07:00", "end": "16:00"} for d in ("Mon", "Tue", "Wed", "Thu", "Fri")
 ]

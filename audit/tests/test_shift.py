@@ -16,7 +16,7 @@ from audit.facts import LeaveSpan, RiderFacts, ShiftFacts, VanpoolFacts
 from audit.shift import check_shift, clock_gap, shift_case_facts
 from vanpools.schedules import parse_compact_weekly
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 MONDAY = dt.date(2026, 11, 23)  # the frozen "today"; the window runs Mon 23 to Sun 29 Nov
 WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri")
 

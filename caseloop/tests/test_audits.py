@@ -30,7 +30,7 @@ from vanpools.models import Vanpool
 
 pytestmark = pytest.mark.django_db
 
-DEMO = Path(__file__).resolve().parent.parent / "fixtures" / "demo"
+DEMO = Path(__file__).resolve().parents[2] / "fixtures" / "demo"
 AUDIT_DATE = dt.date(2026, 11, 23)
 FAR_ZIP = "90026"  # Los Angeles: ~380 commute miles from the Union City pickup
 NEAR_ZIP = "94587"  # Union City, the pickup's own ZIP

@@ -370,7 +370,7 @@ def test_it_records_the_provider_it_was_given():
     assert (item.provider, item.miles, result.verdict) == ("fixed-test-router", 70, "fail")
 
 
-@override_settings(DISTANCE_PROVIDER="tests.test_location_specialist.SettingsProvider")
+@override_settings(DISTANCE_PROVIDER="audit.tests.test_location.SettingsProvider")
 def test_it_uses_the_configured_provider_by_default():
     result = check_location(van(rider("EMP-1", "95814")))
     assert evidence_of(result, "EMP-1").provider == "fixed-test-router"

@@ -38,7 +38,7 @@ from agents.llm import (
 from audit.facts import Point, RiderFacts, VanpoolFacts
 from tests.llm_server import FakeLLMServer, Scripted, api_error, completion
 
-SETTINGS_FILE = Path(__file__).resolve().parent.parent / "poolpatrol" / "settings.py"
+SETTINGS_FILE = Path(__file__).resolve().parents[2] / "poolpatrol" / "settings.py"
 THRESHOLD = 3
 COOLDOWN = 60.0
 

@@ -24,7 +24,7 @@ from cases.lifecycle import transition
 from cases.models import Case, CaseLesson, PendingAction
 from tests.factories import CaseFactory, EmployeeFactory, RiderFactory, VanpoolFactory
 from tests.llm_server import FakeLLMServer, Scripted, api_error, completion
-from tests.test_outreach_loop import FAR_ZIP, NEAR_ZIP, deliver, far_rider, pre_cancelled, reply
+from caseloop.tests.test_loop import FAR_ZIP, NEAR_ZIP, deliver, far_rider, pre_cancelled, reply
 
 pytestmark = pytest.mark.django_db
 Outcome = Case.Outcome

@@ -13,7 +13,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     test to the end of the session, and Django refuses synchronous ORM calls
     under a running loop; only the browser package allows them.
     """
-    items.sort(key=lambda item: "tests/browser/" in item.nodeid)
+    items.sort(key=lambda item: "/tests/browser/" in item.nodeid)
 
 
 # Every test runs at one fixed moment unless it travels on purpose.

@@ -14,7 +14,7 @@ from playwright.sync_api import expect
 
 from cases.models import Case, PendingAction
 from outreach.models import Message
-from tests.browser import scenes
+from dashboard.tests.browser import scenes
 from tests.factories import UserFactory
 from vanpools.models import Rider
 

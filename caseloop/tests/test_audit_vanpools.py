@@ -18,7 +18,7 @@ from cases.models import Case, Verification
 from poolpatrol.queue import enqueue_audit
 from tests.factories import EmployeeFactory, RiderFactory, ShiftFactory, VanpoolFactory
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 EVAL = ROOT / "fixtures" / "eval"
 WEEKDAYS = [
     {"day": d, "start": "07:00", "end": "16:00"} for d in ("Mon", "Tue", "Wed", "Thu", "Fri")

@@ -322,7 +322,7 @@ def test_it_falls_back_to_the_offline_provider_when_the_setting_is_blank():
     assert isinstance(get_distance_provider(), OfflineDistanceProvider)
 
 
-@override_settings(DISTANCE_PROVIDER="tests.test_geo.FixedProvider")
+@override_settings(DISTANCE_PROVIDER="vanpools.tests.test_geo.FixedProvider")
 def test_it_builds_the_provider_named_in_settings():
     provider = get_distance_provider()
     assert isinstance(provider, FixedProvider)
@@ -341,7 +341,7 @@ def test_it_explains_a_provider_path_it_cannot_import(path: str):
         get_distance_provider()
 
 
-@pytest.mark.parametrize("path", ["tests.test_geo.NotAProvider", "tests.test_geo.NOT_A_CLASS"])
+@pytest.mark.parametrize("path", ["vanpools.tests.test_geo.NotAProvider", "vanpools.tests.test_geo.NOT_A_CLASS"])
 def test_it_refuses_a_path_that_is_not_a_provider_class(path: str):
     with (
         override_settings(DISTANCE_PROVIDER=path),
