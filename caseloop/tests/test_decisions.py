@@ -10,9 +10,9 @@ from caseloop.audits import audit_vanpool
 from caseloop.decisions import AlreadyDecided, InvalidDecision
 from caseloop.loop import enter_pre_cancel, process_timeouts
 from caseloop.supervisor import latest_pre_cancel_event
+from caseloop.tests.test_loop import FAR_ZIP, NEAR_ZIP, pre_cancelled
 from cases.models import Case, CaseEvent, CaseReview, PendingAction
 from tests.factories import EmployeeFactory, RiderFactory, VanpoolFactory
-from caseloop.tests.test_loop import FAR_ZIP, NEAR_ZIP, pre_cancelled
 from vanpools.models import Rider
 
 pytestmark = pytest.mark.django_db

@@ -20,11 +20,11 @@ from caseloop.lessons import (
     similar_past_cases_for,
 )
 from caseloop.loop import process_timeouts
+from caseloop.tests.test_loop import FAR_ZIP, NEAR_ZIP, deliver, far_rider, pre_cancelled, reply
 from cases.lifecycle import transition
 from cases.models import Case, CaseLesson, PendingAction
 from tests.factories import CaseFactory, EmployeeFactory, RiderFactory, VanpoolFactory
 from tests.llm_server import FakeLLMServer, Scripted, api_error, completion
-from caseloop.tests.test_loop import FAR_ZIP, NEAR_ZIP, deliver, far_rider, pre_cancelled, reply
 
 pytestmark = pytest.mark.django_db
 Outcome = Case.Outcome

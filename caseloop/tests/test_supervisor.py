@@ -23,6 +23,14 @@ from caseloop.supervisor import (
     score_issues,
     validate,
 )
+from caseloop.tests.test_loop import (
+    FAR_ZIP,
+    NEAR_ZIP,
+    deliver,
+    far_rider,
+    pre_cancelled,
+    reply,
+)
 from cases.models import Case, CaseEvent, CaseReview, PendingAction, Verification
 from outreach.models import EmailThread, Message
 from tests.factories import (
@@ -34,14 +42,6 @@ from tests.factories import (
     VanpoolFactory,
 )
 from tests.llm_server import FakeLLMServer, Scripted, api_error, completion
-from caseloop.tests.test_loop import (
-    FAR_ZIP,
-    NEAR_ZIP,
-    deliver,
-    far_rider,
-    pre_cancelled,
-    reply,
-)
 from vanpools.models import Rider
 
 pytestmark = pytest.mark.django_db

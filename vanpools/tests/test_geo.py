@@ -341,7 +341,13 @@ def test_it_explains_a_provider_path_it_cannot_import(path: str):
         get_distance_provider()
 
 
-@pytest.mark.parametrize("path", ["vanpools.tests.test_geo.NotAProvider", "vanpools.tests.test_geo.NOT_A_CLASS"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "vanpools.tests.test_geo.NotAProvider",
+        "vanpools.tests.test_geo.NOT_A_CLASS",
+    ],
+)
 def test_it_refuses_a_path_that_is_not_a_provider_class(path: str):
     with (
         override_settings(DISTANCE_PROVIDER=path),

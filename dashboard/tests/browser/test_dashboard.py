@@ -13,8 +13,8 @@ from django.core import mail
 from playwright.sync_api import expect
 
 from cases.models import Case, PendingAction
-from outreach.models import Message
 from dashboard.tests.browser import scenes
+from outreach.models import Message
 from tests.factories import UserFactory
 from vanpools.models import Rider
 
