@@ -51,6 +51,8 @@ redis:
 test: setup-dev browser redis
 	$(UV) run --frozen ruff check .
 	$(UV) run --frozen ruff format --check .
+	$(UV) run --frozen lint-imports
+	$(UV) run --frozen mypy
 	$(UV) run --frozen pytest
 
 format: setup-dev

@@ -1,4 +1,8 @@
-"""manage.py evaluate FILE.jsonl [FILE…] [--backend rules|openai] [--compare BACKEND…] [--json]"""
+"""manage.py evaluate FILE.jsonl [FILE…] [--backend rules|openai] [--compare BACKEND…] [--json]
+
+``manage.py evaluate --suite`` runs every file in evals/data against its own
+target in evals/data/targets.toml and exits 1 if any file is below it.
+"""
 
 import json
 import logging
@@ -23,6 +27,7 @@ from evals.harness import (
     run_cases,
 )
 from evals.scratch_db import scratch_database
+from evals.suite import DATA_DIR, SuiteError, check_metrics, read_targets
 
 # Lifecycle scenarios run the whole case loop; its INFO lines would bury the report.
 QUIET_LOGGERS = ("agents", "cases", "outreach", "django-q", "poolpatrol")
@@ -77,6 +82,14 @@ class Command(BaseCommand):
         parser.add_argument(
             "--json", action="store_true", help="one JSON document instead of a table"
         )
+        parser.add_argument(
+            "--suite",
+            nargs="?",
+            const=DATA_DIR,
+            type=Path,
+            metavar="DIR",
+            help="every file in DIR (default evals/data) against its target in targets.toml",
+        )
 
     def handle(
         self,
@@ -88,6 +101,9 @@ class Command(BaseCommand):
     ) -> None:
         for name in QUIET_LOGGERS:
             logging.getLogger(name).setLevel(max(logging.WARNING, logging.getLogger(name).level))
+        if options.get("suite"):
+            self.run_suite(Path(str(options["suite"])), backend)
+            return
         backends, files = self.split_arguments(compare, files)
         if not files:
             raise CommandError("name at least one evaluation file (FILE.jsonl)")
@@ -137,6 +153,34 @@ class Command(BaseCommand):
             # A fresh breaker per backend: one model's outage must not count against the next.
             llm.reset_breakers()
             return run_cases(cases, on_done=on_done)
+
+    # --- the suite: every file against its own target ------------------------------------------
+
+    def run_suite(self, data_dir: Path, backend: str | None) -> None:
+        try:
+            targets = read_targets(data_dir)
+        except SuiteError as exc:
+            raise CommandError(str(exc)) from None
+        overrides = {"LLM_BACKEND": backend} if backend else {}
+        failed: list[str] = []
+        self.stdout.write(f"  {'file':<24}{'metric':<28}{'value':>10}  target")
+        for target in targets:
+            try:
+                cases = read_cases(target.path)
+            except EvalFileError as exc:
+                raise CommandError(f"{target.path}: not an evaluation file:\n{exc}") from None
+            metrics = self.run(cases, overrides).metrics()
+            for check in check_metrics(target, metrics):
+                mark = "" if check.met else "  BELOW"
+                value = self.shown(check.metric, check.value)
+                self.stdout.write(
+                    f"  {target.name:<24}{check.metric:<28}{value:>10}  {check.bound}{mark}"
+                )
+                if not check.met:
+                    failed.append(f"{target.name} {check.metric}")
+        if failed:
+            raise CommandError(f"below target: {', '.join(failed)}")
+        self.stdout.write(f"every file at its target ({len(targets)} files)")
 
     # --- compare -----------------------------------------------------------------------------
 

@@ -1,0 +1,99 @@
+"""Every labelled file in evals/data against its own target (``evaluate --suite``).
+
+``targets.toml`` names each file with a floor (``min``) or a ceiling (``max``)
+per metric. A file in the data folder without an entry, or an entry whose file
+is missing, is an error: every labelled file runs in CI.
+"""
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+DATA_DIR = Path(__file__).resolve().parent / "data"
+TARGETS_FILE = "targets.toml"
+
+
+class SuiteError(ValueError):
+    """The targets file and the data folder do not agree; the message says how."""
+
+
+@dataclass(frozen=True)
+class FileTarget:
+    name: str  # "shift.hr-text"
+    path: Path
+    floors: dict[str, float]
+    ceilings: dict[str, float]
+    why_lower: str = ""
+
+
+@dataclass(frozen=True)
+class Check:
+    target: FileTarget
+    metric: str
+    value: float | None
+    bound: str  # "≥ 0.98" or "≤ 0"
+    met: bool
+
+
+def read_targets(data_dir: Path = DATA_DIR) -> list[FileTarget]:
+    path = data_dir / TARGETS_FILE
+    try:
+        document = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise SuiteError(f"{path}: {exc}") from None
+    targets = [
+        _file_target(f"{kind}.{name}", entry, data_dir)
+        for kind, entries in document.items()
+        for name, entry in entries.items()
+    ]
+    _check_every_file_has_a_target(targets, data_dir)
+    return targets
+
+
+def _file_target(name: str, entry: dict[str, Any], data_dir: Path) -> FileTarget:
+    if "file" not in entry:
+        raise SuiteError(f'{TARGETS_FILE} [{name}]: needs file = "<kind>/<name>.jsonl"')
+    path = data_dir / entry["file"]
+    if not path.is_file():
+        raise SuiteError(f"{TARGETS_FILE} [{name}]: no file {entry['file']}")
+    floors, ceilings = entry.get("min", {}), entry.get("max", {})
+    if not floors and not ceilings:
+        raise SuiteError(f"{TARGETS_FILE} [{name}]: give at least one min or max")
+    return FileTarget(name, path, dict(floors), dict(ceilings), entry.get("below", "").strip())
+
+
+def _check_every_file_has_a_target(targets: list[FileTarget], data_dir: Path) -> None:
+    named = {target.path.resolve() for target in targets}
+    missing = sorted(
+        str(path.relative_to(data_dir))
+        for path in data_dir.glob("*/*.jsonl")
+        if path.resolve() not in named
+    )
+    if missing:
+        raise SuiteError(f"no target in {TARGETS_FILE} for: {', '.join(missing)}")
+
+
+def check_metrics(target: FileTarget, metrics: dict[str, Any]) -> list[Check]:
+    """Each of the file's bounds against what its run measured (a missing metric fails)."""
+    checks = [
+        Check(target, metric, metrics.get(metric), f"≥ {floor}", _at_least(metrics, metric, floor))
+        for metric, floor in target.floors.items()
+    ]
+    checks += [
+        Check(
+            target, metric, metrics.get(metric), f"≤ {ceiling}", _at_most(metrics, metric, ceiling)
+        )
+        for metric, ceiling in target.ceilings.items()
+    ]
+    return checks
+
+
+def _at_least(metrics: dict[str, Any], metric: str, floor: float) -> bool:
+    value = metrics.get(metric)
+    return value is not None and value >= floor
+
+
+def _at_most(metrics: dict[str, Any], metric: str, ceiling: float) -> bool:
+    value = metrics.get(metric)
+    return value is not None and value <= ceiling
