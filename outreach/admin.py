@@ -32,7 +32,7 @@ def bucket_label(message: Message) -> str:
 
 class MessageInline(ReadOnlyTabularInline):
     model = Message
-    fields = [
+    fields = (
         "message_id",
         "direction",
         "from_email",
@@ -41,7 +41,7 @@ class MessageInline(ReadOnlyTabularInline):
         "bucket_and_confidence",
         "sent_at",
         "received_at",
-    ]
+    )
     readonly_fields = fields
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Message]:
@@ -70,7 +70,7 @@ class EmailThreadAdmin(AuditAdmin):
     def get_queryset(self, request: HttpRequest) -> QuerySet[EmailThread]:
         return super().get_queryset(request).annotate(message_total=Count("messages"))
 
-    def get_fields(self, request: HttpRequest, obj: EmailThread | None = None) -> list[str]:
+    def get_fields(self, request: HttpRequest, obj: EmailThread | None = None) -> list[Any]:
         return self.fields if obj else self.add_fields
 
     def get_readonly_fields(
