@@ -200,7 +200,7 @@ class CaseEvent(AppendOnlyModel):
 
     @property
     def actor(self) -> str:
-        if self.actor_user_id:
+        if self.actor_user is not None:
             return self.actor_user.get_username()
         return f"agent:{self.actor_agent}"
 

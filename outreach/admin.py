@@ -5,7 +5,7 @@ provider ids are read-only once stored. A person may attach an unmatched
 message to a thread, or correct its status or bucket.
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.contrib import admin
 from django.db.models import Count, QuerySet
@@ -20,6 +20,14 @@ from poolpatrol.admin_display import (
     change_link,
     short,
 )
+
+if TYPE_CHECKING:
+    from typing import TypedDict
+
+    from django_stubs_ext import WithAnnotations
+
+    class _MessageTotal(TypedDict):
+        message_total: int
 
 
 def bucket_label(message: Message) -> str:
@@ -84,7 +92,7 @@ class EmailThreadAdmin(AuditAdmin):
         return change_link(thread.case)
 
     @admin.display(description="messages", ordering="message_total")
-    def message_count(self, thread: EmailThread) -> int:
+    def message_count(self, thread: "WithAnnotations[EmailThread, _MessageTotal]") -> int:
         return thread.message_total
 
 
