@@ -309,7 +309,7 @@ def detect_intent(question: str) -> str:
     return ""
 
 
-REASONS = {
+REASONS: dict[str, str] = {
     Case.Reason.SHIFT: "a shift mismatch",
     Case.Reason.LOCATION: "a location mismatch",
     Case.Reason.BOTH: "a shift and a location mismatch",
