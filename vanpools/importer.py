@@ -807,7 +807,7 @@ class _Run:
                 plan.instance.save()
         for plan in self.plans["employees"]:
             if plan.shift is not None:
-                cast(Employee, plan.instance).shift = plan.shift  # saved above, so it has its pk now
+                cast(Employee, plan.instance).shift = plan.shift  # saved above: it has a pk
             if plan.created or plan.changed:
                 plan.instance.save()
         self._write_seats()
