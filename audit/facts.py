@@ -113,7 +113,7 @@ def vanpool_facts(vanpool: Vanpool) -> VanpoolFacts:
         max_miles=vanpool.effective_max_miles,
         schedule=list(vanpool.schedule or []),
         # `active_riders` is preload_vanpools' Prefetch(to_attr=...), which the stubs cannot see.
-        riders=tuple(rider_facts(r.employee) for r in vanpool.active_riders),  # type: ignore[attr-defined]
+        riders=tuple(rider_facts(rider.employee) for rider in vanpool.active_riders),  # type: ignore[attr-defined]
     )
 
 
