@@ -58,7 +58,9 @@ class AgentRunAdmin(ReadOnlyAdminMixin, AuditAdmin):
         ("Run", {"fields": ["input_json", "output_json", "error"]}),
         ("Cost", {"fields": ["tokens_in", "tokens_out", "cost_usd", "latency_ms"]}),
     ]
-    readonly_fields = [field for _, options in fieldsets for field in options["fields"]]
+    readonly_fields = [
+        field for _, options in fieldsets for field in options["fields"] if isinstance(field, str)
+    ]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[AgentRun]:
         # The change page's parent, case and vanpool links read these rows.

@@ -162,12 +162,13 @@ class _Facts:
         text = str(atom)
         self.strings.append(text)
         for claim in extract_claims(text):
-            {
+            buckets: dict[str, set[Any]] = {
                 "id": self.ids,
                 "date": self.dates,
                 "time": self.times,
                 "number": self.numbers,
-            }[claim.kind].add(claim.value)
+            }
+            buckets[claim.kind].add(claim.value)
             if claim.kind == "id" and _ZIP4.fullmatch(claim.value):
                 # "ZIP 90026" restates the ZIP+4 90026-3214 on record.
                 self.numbers.add(Decimal(claim.value[:5]))

@@ -409,6 +409,7 @@ class OpenAIClient:
             {"role": "user", "content": user},
         ]
         attempt = 0
+        cause: Exception | None
         while True:
             attempt += 1
             try:

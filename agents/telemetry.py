@@ -232,9 +232,9 @@ def gen_ai_attributes(run: AgentRun) -> dict[str, Any]:
         }
     if run.prompt_version:
         attributes["poolpatrol.prompt_version"] = run.prompt_version
-    if run.case_id:
+    if run.case is not None:
         attributes["poolpatrol.case_id"] = run.case.case_id
-    if run.vanpool_id:
+    if run.vanpool is not None:
         attributes["poolpatrol.vanpool_id"] = run.vanpool.vanpool_id
     if run.error:
         attributes["error.type"] = run.error.split(":", 1)[0][:100]

@@ -37,9 +37,10 @@ class StrictFilterSet(filters.FilterSet):
     def is_valid(self) -> bool:
         self.form.errors  # noqa: B018 - runs the form's validation first
         getlist = getattr(self.data, "getlist", None)
-        for name in self.filters if getlist else ():
-            if "" in getlist(name) and name not in self.form.errors:
-                self.form.add_error(name, "give a value, or leave the parameter out")
+        if getlist is not None:
+            for name in self.filters:
+                if "" in getlist(name) and name not in self.form.errors:
+                    self.form.add_error(name, "give a value, or leave the parameter out")
         return super().is_valid()
 
 

@@ -8,8 +8,9 @@ happens only when a person approves a cancel_membership PendingAction, and
 pre-cancel is entered by the case loop, which creates those actions.
 """
 
-from typing import Any
+from typing import Any, cast
 
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Prefetch, QuerySet
 from django.shortcuts import get_object_or_404
@@ -233,7 +234,7 @@ class CaseViewSet(
         refuse_second_case(vanpool)
         case, created = open_case(
             vanpool,
-            actor=request.user,
+            actor=cast(User, request.user),  # StaffModelPermissions let only staff in
             reason=data["reason"],
             failed_checks=data["failed_checks"],
             details=data["details"],

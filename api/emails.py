@@ -4,6 +4,9 @@ A staff member's message goes through ``outreach.staff_messages``: the same
 outbox as the case loop, sent once after commit, with a CaseEvent on the case.
 """
 
+from typing import cast
+
+from django.contrib.auth.models import User
 from django.db.models import Count, Max, Prefetch, QuerySet
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -21,8 +24,10 @@ THREAD_ID_RE = r"THREAD-[0-9A-F]{8}"
 
 
 class MessageSerializer(serializers.ModelSerializer):
-    thread = serializers.SlugRelatedField(slug_field="thread_id", read_only=True, allow_null=True)
-    employee = serializers.SlugRelatedField(
+    thread = serializers.SlugRelatedField[EmailThread](
+        slug_field="thread_id", read_only=True, allow_null=True
+    )
+    employee = serializers.SlugRelatedField[Employee](
         slug_field="employee_id", read_only=True, allow_null=True
     )
     to = serializers.ListField(child=serializers.CharField())
@@ -159,7 +164,7 @@ class ThreadViewSet(PublicIdLookup, viewsets.ReadOnlyModelViewSet):
         try:
             queued = add_staff_message(
                 thread,
-                by=request.user,
+                by=cast(User, request.user),  # StaffModelPermissions let only staff in
                 employee=data["employee_id"],
                 subject=data["subject"],
                 text=data["text"],

@@ -157,6 +157,8 @@ class EmployeeShiftsView(generics.ListAPIView):
         if getattr(self, "swagger_fake_view", False):  # schema generation
             return Shift.objects.none()
         employee = get_object_or_404(Employee, employee_id=self.kwargs["employee_id"])
+        if employee.shift_id is None:  # filter(pk=None) would find nothing too
+            return Shift.objects.none()
         return Shift.objects.filter(pk=employee.shift_id).order_by("shift_id")
 
 

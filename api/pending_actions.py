@@ -8,6 +8,7 @@ expired), and a decision that does not fit the action is a 400.
 
 from typing import Any
 
+from django.contrib.auth.models import User
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 from django_filters import rest_framework as filters
@@ -22,14 +23,14 @@ from api.errors import Conflict
 from caseloop import decisions
 from caseloop.audits import AlreadyDecided
 from cases.lifecycle import IllegalTransition
-from cases.models import PendingAction
+from cases.models import Case, PendingAction
 from outreach.models import Message
 
 BUCKETS = [b for b in Message.Bucket.values if b]
 
 
 class PendingActionSerializer(serializers.ModelSerializer):
-    case = serializers.SlugRelatedField(slug_field="case_id", read_only=True, allow_null=True)
+    case = serializers.SlugRelatedField[Case](slug_field="case_id", read_only=True, allow_null=True)
     vanpool = serializers.CharField(source="case.vanpool.vanpool_id", allow_null=True, default=None)
     rider = serializers.CharField(
         source="rider.employee.employee_id",
@@ -37,8 +38,10 @@ class PendingActionSerializer(serializers.ModelSerializer):
         default=None,
         help_text="employee_id of the seat a cancellation is about.",
     )
-    message = serializers.SlugRelatedField(slug_field="message_id", read_only=True, allow_null=True)
-    decided_by = serializers.SlugRelatedField(
+    message = serializers.SlugRelatedField[Message](
+        slug_field="message_id", read_only=True, allow_null=True
+    )
+    decided_by = serializers.SlugRelatedField[User](
         slug_field="username", read_only=True, allow_null=True
     )
 

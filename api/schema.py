@@ -14,7 +14,9 @@ from rest_framework import serializers
 class ErrorDetailSerializer(serializers.Serializer):
     code = serializers.CharField(help_text="Stable, machine-readable: not_found, conflict, …")
     message = serializers.CharField(help_text="For people: what went wrong.")
-    fields = serializers.DictField(
+    # DRF's metaclass takes declared fields off the class, so this does not replace
+    # Serializer.fields at run time; the stubs only see the class attribute.
+    fields = serializers.DictField(  # type: ignore[assignment]
         required=False,
         child=serializers.JSONField(),
         help_text="Validation errors only: each bad field with its problems.",

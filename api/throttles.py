@@ -6,15 +6,19 @@ each request. A throttled call gets 429 with ``Retry-After``. The counts live
 in the default cache: with several processes, configure a shared cache.
 """
 
+from typing import cast
+
 from rest_framework.settings import api_settings
 from rest_framework.throttling import AnonRateThrottle, UserRateThrottle
 
 
 class CurrentRatesMixin:
-    scope: str
+    scope: str | None
 
     def get_rate(self) -> str | None:
-        return api_settings.DEFAULT_THROTTLE_RATES.get(self.scope)
+        # The stubs type the rates as numbers; DRF's settings hold "100/minute" strings.
+        rates = cast("dict[str | None, str | None]", api_settings.DEFAULT_THROTTLE_RATES)
+        return rates.get(self.scope)
 
 
 class UserThrottle(CurrentRatesMixin, UserRateThrottle):

@@ -1,5 +1,6 @@
 """Vanpools, their seats, and queueing an audit: /api/vanpools…"""
 
+from django.contrib.auth.models import User
 from django.db.models import Count, OuterRef, Prefetch, Q, QuerySet, Subquery
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
@@ -39,7 +40,7 @@ class RiderSerializer(serializers.ModelSerializer):
     name = serializers.CharField(source="employee.full_name")
     work_site = serializers.CharField(source="employee.work_site")
     home_zip = serializers.CharField(source="employee.home_zip")
-    cancelled_by = serializers.SlugRelatedField(
+    cancelled_by = serializers.SlugRelatedField[User](
         slug_field="username", read_only=True, allow_null=True
     )
 
@@ -64,7 +65,7 @@ class VanpoolSerializer(serializers.ModelSerializer):
     max_commute_miles = serializers.IntegerField(
         source="effective_max_miles", help_text="The vanpool's limit, else the program default."
     )
-    coordinator = serializers.SlugRelatedField(
+    coordinator = serializers.SlugRelatedField[User](
         slug_field="username", read_only=True, allow_null=True
     )
     active_riders = serializers.IntegerField(help_text="Active seats.")

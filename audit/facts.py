@@ -112,7 +112,8 @@ def vanpool_facts(vanpool: Vanpool) -> VanpoolFacts:
         work_site_point=_point(vanpool.work_site_lat, vanpool.work_site_lng),
         max_miles=vanpool.effective_max_miles,
         schedule=list(vanpool.schedule or []),
-        riders=tuple(rider_facts(rider.employee) for rider in vanpool.active_riders),
+        # `active_riders` is preload_vanpools' Prefetch(to_attr=...), which the stubs cannot see.
+        riders=tuple(rider_facts(rider.employee) for rider in vanpool.active_riders),  # type: ignore[attr-defined]
     )
 
 

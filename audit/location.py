@@ -230,9 +230,9 @@ def judge_rider(
     limit = facts.max_miles
     verdict: Verdict = "fail" if commute > limit else "pass"  # at the limit passes
     if verdict == "fail" and home.source == "zip_centroid":
-        doubt = _lost_digit_reading(rider, pickup, limit, provider, commute)
-        if doubt is not None:
-            return unknown_rider(rider.employee_id, doubt, f"Cannot place {rider.employee_id}")
+        lost = _lost_digit_reading(rider, pickup, limit, provider, commute)
+        if lost is not None:
+            return unknown_rider(rider.employee_id, lost, f"Cannot place {rider.employee_id}")
     approximate = home.source == "zip_centroid" or pickup.source == "pickup_zip_centroid"
     confidence, doubt = closeness(commute, limit, approximate=approximate)
     # Measuring to a work site, or from a ZIP because the stored coordinates

@@ -251,11 +251,11 @@ def _majority_schedule(
     winners = ranked[0]
     # Every rider in a group has a readable shift; name the group by its commonest record.
     shift_id = Counter(_shift_of(rider).shift_id for rider in winners).most_common(1)[0][0]
-    shift = next(_shift_of(r) for r in winners if _shift_of(r).shift_id == shift_id)
+    record = next(_shift_of(r) for r in winners if _shift_of(r).shift_id == shift_id)
     rider_shift = shifts[winners[0].employee_id]
     cite = Citation(record="shift", id=shift_id, field=rider_shift.field)
     provenance = (
-        f"no schedule of its own: its riders' majority shift, {shift.name or shift_id}, "
+        f"no schedule of its own: its riders' majority shift, {record.name or shift_id}, "
         f"{len(winners)} of {len(facts.riders)} riders"
     )
     return VanSchedule(
@@ -448,6 +448,7 @@ def _judge_readings(rider: RiderFacts, shift: RiderShift, audit: Audit) -> Rider
         return unknown_rider(rider.employee_id, problem, cites, sentence)
     first = outcomes[0]
     summary, *days = first.evidence
+    assert isinstance(summary, ShiftSummaryEvidence)  # judge_rider leads with its summary
     every = f"{shift.doubt}; each reading {'fails' if first.verdict == 'fail' else 'passes'}"
     summary = summary.model_copy(update={"note": f"{summary.note}; {every}"})
     return RiderOutcome(

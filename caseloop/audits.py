@@ -210,9 +210,15 @@ def audit_preloaded(
         return _record(facts, audit_date, results, hashes, decision, root, actor)
 
 
+def _vanpool_pk(facts: VanpoolFacts) -> int:
+    """The audited vanpool's row: facts audited and stored always came from the database."""
+    assert facts.pk is not None, f"{facts.vanpool_id}: facts without a database row"
+    return facts.pk
+
+
 def _already_audited(facts: VanpoolFacts, hashes: dict[str, str]) -> bool:
     latest = (
-        Verification.objects.filter(vanpool_id=facts.pk, check_type__in=list(hashes))
+        Verification.objects.filter(vanpool_id=_vanpool_pk(facts), check_type__in=list(hashes))
         .order_by("-created_at", "-id")
         .values_list("check_type", "input_hash")[: len(hashes) * 2]
     )
@@ -223,7 +229,7 @@ def _already_audited(facts: VanpoolFacts, hashes: dict[str, str]) -> bool:
 
 
 def _unchanged_outcome(facts: VanpoolFacts) -> AuditOutcome:
-    case = Case.objects.filter(vanpool_id=facts.pk).exclude(status=Status.CLOSED).first()
+    case = Case.objects.filter(vanpool_id=_vanpool_pk(facts)).exclude(status=Status.CLOSED).first()
     status: OutcomeStatus = "unchanged"
     logger.debug("unchanged: these facts were already audited today")
     return AuditOutcome(facts.vanpool_id, status, case_id=case.case_id if case else "")
@@ -240,7 +246,7 @@ def _record(
 ) -> AuditOutcome:
     with transaction.atomic():
         open_case_row = (
-            Case.objects.filter(vanpool_id=facts.pk).exclude(status=Status.CLOSED).first()
+            Case.objects.filter(vanpool_id=_vanpool_pk(facts)).exclude(status=Status.CLOSED).first()
         )
         # A standing ruling changes the findings themselves, so the trace and
         # the outcome below report the decision as applied.
@@ -262,7 +268,8 @@ def _record(
         save_trace_tree(root, vanpool_pk=facts.pk, case=case)
         if case is not None and _needs_outreach(case, case_action):
             enqueue_outreach(case.pk)
-    status: OutcomeStatus = {"pass": "passed", "fail": "failed"}.get(decision.verdict, "unknown")
+    statuses: dict[str, OutcomeStatus] = {"pass": "passed", "fail": "failed"}
+    status: OutcomeStatus = statuses.get(decision.verdict, "unknown")
     if decision.unknown_checks and status == "failed":
         status = "unknown"
     logger.debug("audited: %s %s, case %s", status, decision.reason, case_action)
@@ -297,7 +304,7 @@ def _store_verification(
 ) -> Verification:
     return Verification.objects.create(
         case=case,
-        vanpool_id=facts.pk,
+        vanpool_id=_vanpool_pk(facts),
         check_type=check,
         verdict=result.verdict,
         confidence=result.confidence,
@@ -338,7 +345,7 @@ def _apply_decision(
         return closed, "closed"
     if open_case_row is None:
         case, _ = open_case(
-            Vanpool.objects.get(pk=facts.pk),
+            Vanpool.objects.get(pk=_vanpool_pk(facts)),
             actor=actor,
             reason=decision.reason,
             failed_checks=decision.failed_checks,
@@ -455,6 +462,8 @@ def decide_verification(
         )
         if claimed != 1:
             raise AlreadyDecided("this review was already decided or replaced")
+        if action.case_id is None:  # as Case.objects.get(pk=None) would
+            raise Case.DoesNotExist("Case matching query does not exist.")
         case = Case.objects.get(pk=action.case_id)
         flags = _apply_rulings(case.meta.get("rider_flags", {}), action.payload["riders"], rulings)
         failed = sorted(

@@ -13,11 +13,12 @@ written to the case's trail and the action's result.
 """
 
 import logging
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
-from django.db import transaction
+from django.db import models, transaction
 from django.utils import timezone
 from django.utils.html import escape, linebreaks
 
@@ -33,6 +34,7 @@ from poolpatrol.queue import enqueue_inbound_processing, enqueue_outreach
 from vanpools.models import Employee, Rider
 
 logger = logging.getLogger(__name__)
+_M = TypeVar("_M", bound=models.Model)
 
 Kind = PendingAction.Kind
 Status = Case.Status
@@ -45,14 +47,14 @@ class InvalidDecision(ValueError):
 
 
 def approve(
-    action: PendingAction, *, by: AbstractBaseUser, note: str = "", edits: dict | None = None
+    action: PendingAction, *, by: User, note: str = "", edits: dict | None = None
 ) -> PendingAction:
     """Approve ``action`` (with a reviewer's edits where the kind takes them)."""
     require_decider(by)
     edits = edits or {}
     if action.kind == Kind.CANCEL_MEMBERSHIP:
         _review_before_deciding(action)
-    handlers = {
+    handlers: dict[str, Callable[[PendingAction, User, str, dict], None]] = {
         Kind.CANCEL_MEMBERSHIP: _approve_cancellation,
         Kind.REVIEW_EMAIL: _approve_email,
         Kind.LABEL_REPLY: _approve_label,
@@ -65,7 +67,7 @@ def approve(
     return PendingAction.objects.get(pk=action.pk)
 
 
-def reject(action: PendingAction, *, by: AbstractBaseUser, note: str = "") -> PendingAction:
+def reject(action: PendingAction, *, by: User, note: str = "") -> PendingAction:
     require_decider(by)
     if action.kind == Kind.DECIDE_VERIFICATION:
         raise InvalidDecision("rule pass or fail for each rider instead of rejecting")
@@ -84,13 +86,13 @@ def reject(action: PendingAction, *, by: AbstractBaseUser, note: str = "") -> Pe
     return PendingAction.objects.get(pk=action.pk)
 
 
-def require_decider(user: AbstractBaseUser) -> None:
+def require_decider(user: User) -> None:
     """Only active staff with the decide permission (Coordinators, Auditors) decide."""
     if not (user.is_active and user.is_staff and user.has_perm(DECIDE_PERMISSION)):
         raise PermissionDenied("deciding pending actions needs the coordinator or auditor role")
 
 
-def _claim(action: PendingAction, status: str, by: AbstractBaseUser, note: str) -> None:
+def _claim(action: PendingAction, status: str, by: User, note: str) -> None:
     claimed = PendingAction.objects.filter(
         pk=action.pk, status=PendingAction.Status.PENDING
     ).update(status=status, decided_by=by, decided_at=timezone.now(), note=note)
@@ -99,11 +101,18 @@ def _claim(action: PendingAction, status: str, by: AbstractBaseUser, note: str) 
         raise AlreadyDecided(f"this action is already {current.first() or 'gone'}")
 
 
+def _row(rows: models.QuerySet[_M], pk: int | None) -> _M:
+    """``rows.get(pk=pk)``; an action without that link finds no row, as before."""
+    if pk is None:
+        return rows.none().get()  # raises the model's DoesNotExist without a query
+    return rows.get(pk=pk)
+
+
 def _record_result(action: PendingAction, result: dict[str, Any]) -> None:
     PendingAction.objects.filter(pk=action.pk).update(executed_at=timezone.now(), result=result)
 
 
-def _resume_waiting(case: Case, by: AbstractBaseUser, note: str) -> None:
+def _resume_waiting(case: Case, by: User, note: str) -> None:
     if case.status == Status.HITL_REVIEW and not has_pending_actions(case):
         transition(case, Status.PENDING_REPLY, actor=by, note=note)
 
@@ -111,16 +120,14 @@ def _resume_waiting(case: Case, by: AbstractBaseUser, note: str) -> None:
 # --- cancel_membership ---------------------------------------------------------------------
 
 
-def _approve_cancellation(
-    action: PendingAction, by: AbstractBaseUser, note: str, edits: dict
-) -> None:
+def _approve_cancellation(action: PendingAction, by: User, note: str, edits: dict) -> None:
     _claim(action, PendingAction.Status.APPROVED, by, note)
-    case = Case.objects.select_related("vanpool").get(pk=action.case_id)
+    case = _row(Case.objects.select_related("vanpool"), action.case_id)
     if case.status != Status.PRE_CANCEL:
         raise InvalidDecision(f"{case.case_id} is {case.status}, not waiting on a cancellation")
     review = review_for_decision(case)
     override = _override_of(review, edits)
-    rider = Rider.objects.select_for_update().select_related("employee").get(pk=action.rider_id)
+    rider = _row(Rider.objects.select_for_update().select_related("employee"), action.rider_id)
     employee = rider.employee
     if override:
         record_event(
@@ -188,7 +195,7 @@ def _review_before_deciding(action: PendingAction) -> None:
     """
     if not PendingAction.objects.filter(pk=action.pk, status=PendingAction.Status.PENDING).exists():
         return  # the claim will say it is already decided
-    case = Case.objects.get(pk=action.case_id)
+    case = _row(Case.objects.all(), action.case_id)
     if case.status == Status.PRE_CANCEL:
         review_for_decision(case)
 
@@ -218,13 +225,13 @@ def _worst_issues(review: CaseReview, limit: int = 2) -> str:
     return text + (f" (+{more} more)" if more > 0 else "") if text else "weak justification"
 
 
-def _cancel_reason(case: Case, action: PendingAction, by: AbstractBaseUser, note: str) -> str:
+def _cancel_reason(case: Case, action: PendingAction, by: User, note: str) -> str:
     checks = ", ".join(action.payload.get("failed_checks", [])) or case.meta.get("reason", "")
     reason = f"{case.case_id}: {checks} check failed; approved by {by.get_username()}."
     return f"{reason} {note}".strip()
 
 
-def _dismiss(case: Case | None, by: AbstractBaseUser, note: str) -> None:
+def _dismiss(case: Case | None, by: User, note: str) -> None:
     if case is None or case.status == Status.CLOSED:
         return
     transition(
@@ -239,7 +246,7 @@ def _dismiss(case: Case | None, by: AbstractBaseUser, note: str) -> None:
 # --- review_email --------------------------------------------------------------------------
 
 
-def _approve_email(action: PendingAction, by: AbstractBaseUser, note: str, edits: dict) -> None:
+def _approve_email(action: PendingAction, by: User, note: str, edits: dict) -> None:
     _claim(action, PendingAction.Status.APPROVED, by, note)
     payload = action.payload
     subject = str(edits.get("subject") or payload["subject"]).strip()
@@ -249,9 +256,9 @@ def _approve_email(action: PendingAction, by: AbstractBaseUser, note: str, edits
     edited = subject != payload["subject"] or text != payload["text"].strip()
     # An edited body gets a plain HTML twin: the drafted HTML no longer says the same.
     html = linebreaks(escape(text)) if edited else payload.get("html", "")
-    case = Case.objects.get(pk=action.case_id)
+    case = _row(Case.objects.all(), action.case_id)
     employee = Employee.objects.get(employee_id=payload["employee_id"])
-    threading = answer_threading(action.message) if action.message_id else None
+    threading = answer_threading(action.message) if action.message is not None else None
     email = queue_email(
         thread_for(case),
         employee,
@@ -267,20 +274,21 @@ def _approve_email(action: PendingAction, by: AbstractBaseUser, note: str, edits
 # --- label_reply ---------------------------------------------------------------------------
 
 
-def _approve_label(action: PendingAction, by: AbstractBaseUser, note: str, edits: dict) -> None:
+def _approve_label(action: PendingAction, by: User, note: str, edits: dict) -> None:
     bucket = edits.get("bucket") or action.payload.get("suggested_bucket")
     if bucket not in BUCKETS:
         raise InvalidDecision(f"label the reply as one of: {', '.join(BUCKETS)}")
     _claim(action, PendingAction.Status.APPROVED, by, note)
-    message = Message.objects.select_related("employee").get(pk=action.message_id)
+    message = _row(Message.objects.select_related("employee"), action.message_id)
     message.bucket = bucket
     message.bucket_confidence = 1.0
     message.classification = {**message.classification, "labelled_by": by.get_username()}
     message.save(update_fields=["bucket", "bucket_confidence", "classification"])
-    case = Case.objects.select_related("vanpool").get(pk=action.case_id)
+    case = _row(Case.objects.select_related("vanpool"), action.case_id)
     if case.status == Status.CLOSED:
         _record_result(action, {"bucket": bucket, "outcome": "case closed"})
         return
+    assert message.employee is not None  # only a known rider's reply is sent for labelling
     outcome = act_on_bucket(ReplyContext(case, message, message.employee), bucket, actor=by)
     _record_result(action, {"bucket": bucket, "outcome": outcome})
 
@@ -288,8 +296,8 @@ def _approve_label(action: PendingAction, by: AbstractBaseUser, note: str, edits
 # --- match_inbound -------------------------------------------------------------------------
 
 
-def _approve_match(action: PendingAction, by: AbstractBaseUser, note: str, edits: dict) -> None:
-    message = Message.objects.get(pk=action.message_id)
+def _approve_match(action: PendingAction, by: User, note: str, edits: dict) -> None:
+    message = _row(Message.objects.all(), action.message_id)
     thread = _thread_from(edits.get("thread") or (message.thread and message.thread.thread_id))
     employee = _rider_of(thread.case, edits.get("employee_id"), message)
     _claim(action, PendingAction.Status.APPROVED, by, note)
@@ -349,9 +357,7 @@ def _set_aside(message: Message | None, why: str) -> None:
 # --- decide_verification -------------------------------------------------------------------
 
 
-def _approve_verification(
-    action: PendingAction, by: AbstractBaseUser, note: str, edits: dict
-) -> None:
+def _approve_verification(action: PendingAction, by: User, note: str, edits: dict) -> None:
     rulings = edits.get("rulings")
     if not isinstance(rulings, dict):
         raise InvalidDecision("rule pass or fail for each rider: {employee_id: pass|fail}")

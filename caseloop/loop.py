@@ -156,6 +156,8 @@ def process_inbound(message_pk: int) -> str:
         message = Message.objects.select_related("thread__case__vanpool", "employee").get(
             pk=message_pk
         )
+        # The claim above took only a message with a thread and a sender.
+        assert message.thread is not None and message.employee is not None
         case = message.thread.case
         with log_context(case_id=case.case_id, vanpool_id=case.vanpool.vanpool_id):
             return _act_on_reply(ReplyContext(case, message, message.employee))
@@ -518,6 +520,7 @@ def send_reminders(now: datetime) -> int:
     ).select_related("vanpool")
     for case in cases:
         thread = thread_for(case)
+        assert case.reply_deadline is not None  # the filter above took cases with a deadline
         stamp = case.reply_deadline.strftime("%Y%m%dT%H%M")
         for rider in flagged_riders(case):
             employee = rider.employee

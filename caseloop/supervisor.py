@@ -21,7 +21,7 @@ import datetime as dt
 import logging
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -323,7 +323,7 @@ def check_timeline(package: Package) -> list[Issue]:
             and m.employee is not None
             and m.employee.employee_id == employee_id
         ]
-        delivered = sorted(m.sent_at for m in written if _delivered(m))
+        delivered = sorted(m.sent_at for m in written if _delivered(m) and m.sent_at is not None)
         if not written:
             issues.append(
                 Issue(
@@ -542,13 +542,13 @@ class ReasoningAssessment(BaseModel):
     gaps: list[Finding]
 
 
-def weaker(a: str, b: str) -> str:
+def weaker(a: Strength, b: Strength) -> Strength:
     return a if _RANK[a] <= _RANK[b] else b
 
 
 def assess_with_rules(package: Package) -> ReasoningAssessment:
     """Heuristics over evidence strength: margins, days mismatched, confidence, inputs."""
-    strengths: list[str] = []
+    strengths: list[Strength] = []
     contradictions: list[Finding] = []
     gaps: list[Finding] = []
     for employee_id, checks in package.flagged.items():
@@ -556,7 +556,7 @@ def assess_with_rules(package: Package) -> ReasoningAssessment:
             verification = package.latest.get(check)
             strength = _judge(package, employee_id, check, verification, contradictions, gaps)
             strengths.append(_capped_by_confidence(verification, strength, employee_id, gaps))
-    justification = min(strengths, key=_RANK.__getitem__, default="weak")
+    justification: Strength = min(strengths, key=_RANK.__getitem__, default="weak")
     reasoning = (
         f"Evidence for {len(strengths)} rider-check(s) on {package.case.case_id}: "
         f"{justification} overall; {len(contradictions)} contradiction(s), {len(gaps)} gap(s)."
@@ -576,7 +576,7 @@ def _judge(
     verification: Verification | None,
     contradictions: list[Finding],
     gaps: list[Finding],
-) -> str:
+) -> Strength:
     items = _evidence_for(verification, employee_id)
     if check == "location":
         distance = next((i for i in items if i.get("type") == "distance_check"), None)
@@ -603,7 +603,7 @@ def _judge(
 
 def _judge_distance(
     employee_id: str, item: dict, contradictions: list[Finding], gaps: list[Finding]
-) -> str:
+) -> Strength:
     miles, limit = float(item.get("miles", 0)), float(item.get("threshold_miles", 0) or 0)
     if limit <= 0 or miles <= limit:
         contradictions.append(
@@ -632,7 +632,7 @@ def _judge_distance(
 
 def _judge_shift(
     employee_id: str, item: dict, contradictions: list[Finding], gaps: list[Finding]
-) -> str:
+) -> Strength:
     compared, mismatched = int(item.get("days_compared", 0)), int(item.get("days_mismatched", 0))
     if item.get("van_schedule_source") == "majority_shift":
         gaps.append(
@@ -677,8 +677,8 @@ def _judge_shift(
 
 
 def _capped_by_confidence(
-    verification: Verification | None, strength: str, employee_id: str, gaps: list[Finding]
-) -> str:
+    verification: Verification | None, strength: Strength, employee_id: str, gaps: list[Finding]
+) -> Strength:
     if verification is None:
         return "weak"
     if verification.backend != "rules":
@@ -774,7 +774,7 @@ def penalty(issue: Issue) -> int:
 
 def score_issues(issues: Iterable[Issue], justification: str) -> tuple[int, list[dict]]:
     """The score and its arithmetic, one line per deduction."""
-    lines = [
+    lines: list[dict[str, Any]] = [
         {"points": -penalty(issue), "for": f"{issue.type} ({issue.severity})"} for issue in issues
     ]
     if justification == "weak":

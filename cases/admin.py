@@ -5,10 +5,11 @@ job, which writes the CaseEvent. A case added here is opened through
 ``open_case`` for the same reason.
 """
 
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
 from django.http import HttpRequest
@@ -94,7 +95,7 @@ class VerificationInline(VerificationDisplay, ReadOnlyStackedInline):
 
 class CaseEventInline(ReadOnlyTabularInline):
     model = CaseEvent
-    fields = ["created_at", "actor", "from_status", "to_status", "note", "data_table"]
+    fields = ("created_at", "actor", "from_status", "to_status", "note", "data_table")
     readonly_fields = fields
     verbose_name_plural = "audit trail"
 
@@ -109,7 +110,7 @@ class CaseEventInline(ReadOnlyTabularInline):
 
 class PendingActionInline(ReadOnlyTabularInline):
     model = PendingAction
-    fields = ["kind", "rider", "status", "requested_by", "decided_by", "decided_at", "note"]
+    fields = ("kind", "rider", "status", "requested_by", "decided_by", "decided_at", "note")
     readonly_fields = fields
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[PendingAction]:
@@ -195,10 +196,12 @@ class CaseAdmin(AuditAdmin):
     def get_readonly_fields(self, request: HttpRequest, obj: Case | None = None) -> list[str]:
         return self.readonly_fields if obj else []
 
-    def get_form(self, request: HttpRequest, obj: Case | None = None, **kwargs: Any) -> Any:
+    def get_form(
+        self, request: HttpRequest, obj: Case | None = None, change: bool = False, **kwargs: Any
+    ) -> Any:
         if obj is None:
             kwargs["form"] = CaseAddForm
-        return super().get_form(request, obj, **kwargs)
+        return super().get_form(request, obj, change, **kwargs)
 
     def get_inlines(self, request: HttpRequest, obj: Case | None) -> list[Any]:
         return self.inlines if obj else []
@@ -210,7 +213,7 @@ class CaseAdmin(AuditAdmin):
         data = form.cleaned_data
         case, created = open_case(
             data["vanpool"],
-            actor=request.user,
+            actor=cast(User, request.user),  # the admin lets only staff in
             reason=data["reason"],
             failed_checks=list(data["failed_checks"]),
             details=data["details"],
@@ -294,7 +297,7 @@ class VerificationAdmin(VerificationDisplay, AuditAdmin):
         "model",
     ]
 
-    def get_fields(self, request: HttpRequest, obj: Verification | None = None) -> list[str]:
+    def get_fields(self, request: HttpRequest, obj: Verification | None = None) -> list[Any]:
         return self.fields if obj else self.add_fields
 
     def has_change_permission(self, request: HttpRequest, obj: Verification | None = None) -> bool:
@@ -318,7 +321,7 @@ class CaseEventAdmin(ReadOnlyAdminMixin, AuditAdmin):
     list_select_related = ["case", "actor_user"]
     date_hierarchy = "created_at"
     show_full_result_count = False
-    fields = ["case", "created_at", "actor", "from_status", "to_status", "note", "data_table"]
+    fields = ("case", "created_at", "actor", "from_status", "to_status", "note", "data_table")
     readonly_fields = fields
 
     @admin.display(description="case", ordering="case__case_id")

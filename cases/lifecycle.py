@@ -8,7 +8,7 @@ refuses moves the lifecycle does not allow, and writes a CaseEvent saying who
 
 import datetime as dt
 import logging
-from typing import Final, TypeAlias
+from typing import Final, TypeAlias, cast
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
@@ -105,7 +105,7 @@ def transition(
         locked.outcome = outcome
         locked.closed_at = timezone.now() if to_status == Status.CLOSED else None
         if reply_deadline is not KEEP:
-            locked.reply_deadline = reply_deadline
+            locked.reply_deadline = cast("dt.datetime | None", reply_deadline)  # not KEEP
         elif to_status == Status.PENDING_REPLY and locked.reply_deadline is None:
             # A case waiting on riders always has a moment the sweep looks at it
             # again (coming back from pre_cancel, the deadline had been cleared).
@@ -301,7 +301,8 @@ def request_review(
         action = PendingAction.objects.create(
             kind=kind,
             case=case,
-            message=message,
+            # cases sits below outreach, so `message` is typed as any model; the FK checks it.
+            message=message,  # type: ignore[misc]
             rider=rider,
             payload=payload,
             requested_by=_actor_label(actor),

@@ -8,6 +8,8 @@ is the supervisor's check of a case before a cancellation; CaseLesson what a
 closed case taught.
 """
 
+from typing import Any
+
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
@@ -157,7 +159,7 @@ class AppendOnlyModel(models.Model):
     class Meta:
         abstract = True
 
-    def save(self, *args: object, **kwargs: object) -> None:
+    def save(self, *args: Any, **kwargs: Any) -> None:
         if not self._state.adding:
             raise ValidationError(f"{type(self).__name__} rows are append-only.")
         super().save(*args, **kwargs)
@@ -198,7 +200,7 @@ class CaseEvent(AppendOnlyModel):
 
     @property
     def actor(self) -> str:
-        if self.actor_user_id:
+        if self.actor_user is not None:
             return self.actor_user.get_username()
         return f"agent:{self.actor_agent}"
 

@@ -16,11 +16,18 @@ from django.core.exceptions import PermissionDenied
 from django.core.paginator import Page, Paginator
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
+from django_htmx.middleware import HtmxDetails
 
 DASHBOARD_PERMISSION = "cases.view_case"
 PAGE_SIZE = 50
 
 View = Callable[..., HttpResponse]
+
+
+class HtmxHttpRequest(HttpRequest):
+    """A request as django-htmx's middleware leaves it (for type checking only)."""
+
+    htmx: HtmxDetails
 
 
 def can_use_dashboard(user: Any) -> bool:

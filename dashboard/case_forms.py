@@ -6,7 +6,7 @@ decision fits the action is ``outreach.decisions``' job (InvalidDecision).
 
 import datetime as dt
 import re
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 from django.db.models import Q
@@ -33,7 +33,7 @@ class QueueFilterForm(PageForm):
 
     def __init__(self, *args: Any, sites: list[str], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["site"].choices = site_choices(sites)
+        cast(forms.ChoiceField, self.fields["site"]).choices = site_choices(sites)
 
     def filter(self, queryset: Any) -> Any:
         data = self.cleaned_data
@@ -77,7 +77,7 @@ class CaseFilterForm(PageForm):
 
     def __init__(self, *args: Any, sites: list[str], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["site"].choices = site_choices(sites)
+        cast(forms.ChoiceField, self.fields["site"]).choices = site_choices(sites)
 
     def filter_except_status(self, queryset: Any) -> Any:
         """Every filter but status: the per-status counts are taken from this."""
@@ -129,7 +129,8 @@ class CancelMembershipForm(DecisionForm):
     override = forms.BooleanField(required=False)
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         if data.get("decision") == "approve":
             if not data.get("confirm"):
                 self.add_error("confirm", "Confirm that this seat should be cancelled.")
@@ -150,7 +151,8 @@ class ReviewEmailForm(DecisionForm):
     text = forms.CharField(required=False, max_length=20000, strip=True)
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         if data.get("decision") == "approve":
             if not data.get("subject"):
                 self.add_error("subject", "The email needs a subject.")
@@ -169,7 +171,8 @@ class LabelReplyForm(DecisionForm):
     bucket = forms.ChoiceField(choices=BUCKET_CHOICES, required=False)
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         if data.get("decision") == "approve" and not data.get("bucket"):
             self.add_error("bucket", "Pick the bucket this reply belongs in.")
         return data
@@ -195,7 +198,8 @@ class MatchInboundForm(DecisionForm):
         return value
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         if data.get("decision") == "approve" and not data.get("thread") and "thread" in data:
             self.add_error("thread", "Choose the case thread this message belongs to.")
         return data

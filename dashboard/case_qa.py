@@ -157,7 +157,7 @@ def build_records(records: CaseRecords) -> dict[str, Record]:
             )
         )
     for message in records.messages:
-        who = message.employee.employee_id if message.employee_id else message.from_email
+        who = message.employee.employee_id if message.employee is not None else message.from_email
         stamp = message.received_at or message.sent_at or message.created_at
         add(
             Record(
@@ -309,7 +309,7 @@ def detect_intent(question: str) -> str:
     return ""
 
 
-REASONS = {
+REASONS: dict[str, str] = {
     Case.Reason.SHIFT: "a shift mismatch",
     Case.Reason.LOCATION: "a location mismatch",
     Case.Reason.BOTH: "a shift and a location mismatch",
@@ -444,7 +444,7 @@ def _rider_said(records: CaseRecords, found: dict[str, Record], question: str) -
         for m in records.messages
         if m.direction == "inbound"
         and m.kind in ("", "reply")
-        and (not wanted or (m.employee_id and m.employee.employee_id in wanted))
+        and (not wanted or (m.employee is not None and m.employee.employee_id in wanted))
     ]
     if not replies:
         who = ", ".join(sorted(wanted)) if wanted else "No rider"
@@ -453,7 +453,7 @@ def _rider_said(records: CaseRecords, found: dict[str, Record], question: str) -
     for message in replies[-5:]:
         who = (
             _name(records, message.employee.employee_id)
-            if message.employee_id
+            if message.employee is not None
             else message.from_email
         )
         stamp = message.received_at or message.created_at
@@ -464,7 +464,7 @@ def _rider_said(records: CaseRecords, found: dict[str, Record], question: str) -
             f"{who} replied on {_iso(stamp)} ({message.message_id}{label}): “{excerpt}”"
         )
         cites.append(message.message_id)
-        if message.employee_id:
+        if message.employee is not None:
             cites.append(f"employee:{message.employee.employee_id}")
     return Draft(sentences, cites)
 
@@ -475,7 +475,9 @@ def _what_sent(records: CaseRecords, found: dict[str, Record], question: str) ->
         return Draft(["Nothing has been sent on this case yet."], ["case"])
     sentences, cites = [], []
     for message in sent[-6:]:
-        who = message.employee.employee_id if message.employee_id else ", ".join(message.to)
+        who = (
+            message.employee.employee_id if message.employee is not None else ", ".join(message.to)
+        )
         bounced = ", bounced" if "bounced" in message.flags else ""
         sentences.append(
             f"{_iso(message.sent_at or message.created_at)}: {message.message_id} to {who}, "

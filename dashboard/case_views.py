@@ -6,10 +6,11 @@ again, claims the action and writes the audit trail); a view only turns
 their outcome into a card, a message and a redirect.
 """
 
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlencode
 
 from django.contrib import messages
+from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect, render
@@ -23,7 +24,7 @@ from caseloop.decisions import DECIDE_PERMISSION, AlreadyDecided, approve, rejec
 from caseloop.lessons import similar_past_cases
 from cases.models import Case, PendingAction
 from dashboard import queries
-from dashboard.access import dashboard_view, paginate
+from dashboard.access import HtmxHttpRequest, dashboard_view, paginate
 from dashboard.case_forms import (
     AskForm,
     CardStepForm,
@@ -54,7 +55,7 @@ def _bad_request(form: Any) -> HttpResponse:
 
 @require_GET
 @dashboard_view
-def review_queue(request: HttpRequest) -> HttpResponse:
+def review_queue(request: HtmxHttpRequest) -> HttpResponse:
     form = QueueFilterForm(request.GET, sites=queries.work_sites())
     if not form.is_valid():
         return _bad_request(form)
@@ -100,7 +101,7 @@ def _kind_counts(form: QueueFilterForm, pending: Any) -> list[dict[str, Any]]:
 
 @require_GET
 @dashboard_view
-def action_card(request: HttpRequest, pk: int) -> HttpResponse:
+def action_card(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     """One queue card on its own: the no-JS page, and the confirmation step of a cancellation."""
     step_form = CardStepForm(request.GET)
     if not step_form.is_valid():
@@ -115,7 +116,7 @@ def action_card(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 def _render_card(
-    request: HttpRequest,
+    request: HtmxHttpRequest,
     action: PendingAction,
     *,
     form: Any = None,
@@ -153,7 +154,7 @@ def _safe_next(request: HttpRequest) -> str:
 
 @require_POST
 @dashboard_view
-def decide(request: HttpRequest, pk: int) -> HttpResponse:
+def decide(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     """Approve (with edits) or reject a pending action; the card comes back with the outcome."""
     if not can_decide(request.user):
         raise PermissionDenied("Deciding needs the approve permission.")
@@ -169,11 +170,12 @@ def decide(request: HttpRequest, pk: int) -> HttpResponse:
             step = ""
         return _render_card(request, action, form=form, step=step, status=422)
     data = form.cleaned_data
+    decider = cast(User, request.user)  # dashboard_view let only logged-in staff in
     try:
         if data["decision"] == "approve":
-            approve(action, by=request.user, note=data["note"], edits=form.edits())
+            approve(action, by=decider, note=data["note"], edits=form.edits())
         else:
-            reject(action, by=request.user, note=data["note"])
+            reject(action, by=decider, note=data["note"])
     except AlreadyDecided:
         fresh = queries.action_with_relations(pk) or action
         return _outcome(request, fresh, "warning", _already_text(fresh))
@@ -184,7 +186,9 @@ def decide(request: HttpRequest, pk: int) -> HttpResponse:
     return _outcome(request, fresh, "success", _done_text(fresh))
 
 
-def _outcome(request: HttpRequest, action: PendingAction, level: str, text: str) -> HttpResponse:
+def _outcome(
+    request: HtmxHttpRequest, action: PendingAction, level: str, text: str
+) -> HttpResponse:
     if request.htmx:
         return _render_card(request, action, notice={"level": level, "text": text})
     messages.add_message(
@@ -194,7 +198,7 @@ def _outcome(request: HttpRequest, action: PendingAction, level: str, text: str)
 
 
 def _already_text(action: PendingAction) -> str:
-    who = f" by {action.decided_by.get_username()}" if action.decided_by_id else ""
+    who = f" by {action.decided_by.get_username()}" if action.decided_by is not None else ""
     why = f" ({action.note})" if action.note else ""
     return (
         f"Nothing changed: this {action.get_kind_display()} was already {action.status}{who}{why}."
@@ -203,7 +207,7 @@ def _already_text(action: PendingAction) -> str:
 
 def _done_text(action: PendingAction) -> str:
     verb = "approved" if action.status == PendingAction.Status.APPROVED else "rejected"
-    where = f" on {action.case.case_id}" if action.case_id else ""
+    where = f" on {action.case.case_id}" if action.case is not None else ""
     return f"{action.get_kind_display().capitalize()}{where} {verb}."
 
 
@@ -212,7 +216,7 @@ def _done_text(action: PendingAction) -> str:
 
 @require_GET
 @dashboard_view
-def case_list(request: HttpRequest) -> HttpResponse:
+def case_list(request: HtmxHttpRequest) -> HttpResponse:
     form = CaseFilterForm(request.GET, sites=queries.work_sites())
     if not form.is_valid():
         return _bad_request(form)
@@ -303,7 +307,7 @@ def _case_context(request: HttpRequest, records: queries.CaseRecords, **extra: A
     }
 
 
-REASON_TEXT = {
+REASON_TEXT: dict[str, str] = {
     Case.Reason.SHIFT: "Shift mismatch",
     Case.Reason.LOCATION: "Location mismatch",
     Case.Reason.BOTH: "Shift and location mismatch",
@@ -331,7 +335,7 @@ def summary_line(case: Case) -> str:
 
 @require_POST
 @dashboard_view
-def case_ask(request: HttpRequest, case_id: str) -> HttpResponse:
+def case_ask(request: HtmxHttpRequest, case_id: str) -> HttpResponse:
     """Answer a question from the case's records: the answer fragment, or the whole page."""
     records = queries.case_records(case_id)
     if records is None:

@@ -12,7 +12,7 @@ from dashboard import program
 from dashboard.access import dashboard_view
 from dashboard.charts import bar_chart
 
-STATUS_TONES = {
+STATUS_TONES: dict[str, str] = {
     Case.Status.OPEN: "bar",
     Case.Status.PENDING_REPLY: "bar-muted",
     Case.Status.HITL_REVIEW: "bar-warn",

@@ -6,7 +6,7 @@ messages, re-audits) in one query per kind of record, never one per row.
 """
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -74,6 +74,7 @@ def newest_verifications(case_ids: Iterable[int]) -> dict[int, dict[str, Verific
     )
     found: dict[int, dict[str, Verification]] = defaultdict(dict)
     for row in rows:
+        assert row.case_id is not None  # filtered by case above
         found[row.case_id][row.check_type] = row
     return found
 
@@ -188,12 +189,12 @@ class Card:
 
     @property
     def message_body(self) -> str:
-        return message_text(self.action.message) if self.action.message_id else ""
+        return message_text(self.action.message) if self.action.message is not None else ""
 
     @property
     def employee_id(self) -> str:
         action = self.action
-        if action.rider_id:
+        if action.rider is not None:
             return action.rider.employee.employee_id
         return str(action.payload.get("employee_id", ""))
 
@@ -202,34 +203,41 @@ def build_cards(actions: list[PendingAction]) -> list[Card]:
     """Cards for a page of actions: a fixed number of queries, whatever the page holds."""
     case_ids = {action.case_id for action in actions if action.case_id}
     needs_evidence = {
-        a.case_id for a in actions if a.kind in (Kind.CANCEL_MEMBERSHIP, Kind.DECIDE_VERIFICATION)
+        a.case_id
+        for a in actions
+        if a.kind in (Kind.CANCEL_MEMBERSHIP, Kind.DECIDE_VERIFICATION) and a.case_id is not None
     }
-    needs_history = {a.case_id for a in actions if a.kind == Kind.CANCEL_MEMBERSHIP}
+    needs_history = {
+        a.case_id for a in actions if a.kind == Kind.CANCEL_MEMBERSHIP and a.case_id is not None
+    }
     reviews = latest_reviews_for(needs_history) if needs_history else {}
     verifications = newest_verifications(needs_evidence & case_ids) if needs_evidence else {}
     messages = _messages_by_case(needs_history) if needs_history else {}
     reaudits = _reaudits_by_case(needs_history) if needs_history else {}
-    cancelled_cases = {a.case_id: a.case for a in actions if a.case_id in needs_history}
+    cancelled_cases = {
+        a.case_id: a.case for a in actions if a.case_id in needs_history and a.case is not None
+    }
     similar = similar_past_cases_for(cancelled_cases.values()) if cancelled_cases else {}
     unmatched = [a for a in actions if a.kind == Kind.MATCH_INBOUND]
     suggestions = _thread_suggestions(unmatched) if unmatched else {}
     cards = []
     for action in actions:
         card = Card(action)
-        found = verifications.get(action.case_id, {})
+        case_id = action.case_id or 0  # pks start at 1: a caseless action finds nothing
+        found = verifications.get(case_id, {})
         if action.kind == Kind.CANCEL_MEMBERSHIP:
             failed = set(action.payload.get("failed_checks") or found)
             card.evidence = _rider_evidence(
                 {check: v for check, v in found.items() if check in failed}, [card.employee_id]
             )
             card.reasoning = {check: v.reasoning for check, v in found.items()}
-            card.review = reviews.get(action.case_id)
-            card.similar = similar.get(action.case_id)
+            card.review = reviews.get(case_id)
+            card.similar = similar.get(case_id)
             card.checklist = cancellation_checklist(
                 action,
                 card.employee_id,
-                messages.get(action.case_id, []),
-                reaudits.get(action.case_id, []),
+                messages.get(case_id, []),
+                reaudits.get(case_id, []),
             )
         elif action.kind == Kind.DECIDE_VERIFICATION:
             riders = sorted(action.payload.get("riders", {}))
@@ -259,7 +267,7 @@ def _rider_evidence(
     return items
 
 
-def _messages_by_case(case_ids: set[int]) -> dict[int, list[dict[str, Any]]]:
+def _messages_by_case(case_ids: set[int]) -> dict[int, list[Mapping[str, Any]]]:
     rows = (
         Message.objects.filter(thread__case_id__in=case_ids)
         .order_by("created_at", "id")
@@ -279,7 +287,7 @@ def _messages_by_case(case_ids: set[int]) -> dict[int, list[dict[str, Any]]]:
             "employee__employee_id",
         )
     )
-    grouped: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    grouped: dict[int, list[Mapping[str, Any]]] = defaultdict(list)
     for row in rows:
         grouped[row["thread__case_id"]].append(row)
     return grouped
@@ -298,7 +306,7 @@ def _reaudits_by_case(case_ids: set[int]) -> dict[int, list[CaseEvent]]:
 def cancellation_checklist(
     action: PendingAction,
     employee_id: str,
-    messages: list[dict[str, Any]],
+    messages: list[Mapping[str, Any]],
     reaudits: list[CaseEvent],
 ) -> list[CheckItem]:
     """What was tried before asking to cancel, from the case's own records."""
@@ -371,7 +379,9 @@ def cancellation_checklist(
 def _thread_suggestions(actions: list[PendingAction]) -> dict[int, list[dict[str, str]]]:
     """Open case threads an unmatched message may belong to: its case, or its sender's van."""
     senders = {
-        str(a.payload.get("from") or (a.message.from_email if a.message_id else "")).lower()
+        str(
+            a.payload.get("from") or (a.message.from_email if a.message is not None else "")
+        ).lower()
         for a in actions
     }
     senders.discard("")
@@ -406,19 +416,21 @@ def _thread_suggestions(actions: list[PendingAction]) -> dict[int, list[dict[str
     result: dict[int, list[dict[str, str]]] = {}
     for action in actions:
         options: list[dict[str, str]] = []
-        thread = _thread_of(action.case) if action.case_id else None
-        if thread is not None and action.case.status != Case.Status.CLOSED:
+        case = action.case
+        thread = _thread_of(case) if case is not None else None
+        if case is not None and thread is not None and case.status != Case.Status.CLOSED:
             options.append(
                 {
                     "thread": thread.thread_id,
-                    "case": action.case.case_id,
-                    "vanpool": action.case.vanpool.vanpool_id,
+                    "case": case.case_id,
+                    "vanpool": case.vanpool.vanpool_id,
                     "employee_id": "",
                     "why": "the message's own thread",
                 }
             )
         sender = str(
-            action.payload.get("from") or (action.message.from_email if action.message_id else "")
+            action.payload.get("from")
+            or (action.message.from_email if action.message is not None else "")
         )
         for option in by_sender.get(sender.lower(), []):
             if option["thread"] not in {o["thread"] for o in options}:
@@ -498,7 +510,7 @@ def case_records(case_id: str) -> CaseRecords | None:
         case.pending_actions.filter(status=PendingAction.Status.PENDING).order_by("created_at")
     )
     employee_ids = set(case.meta.get("rider_flags", {}))
-    employee_ids |= {m.employee.employee_id for m in messages if m.employee_id}
+    employee_ids |= {m.employee.employee_id for m in messages if m.employee is not None}
     employees = {
         e.employee_id: e
         for e in Employee.objects.filter(employee_id__in=employee_ids).select_related("shift")

@@ -1,5 +1,7 @@
 """Query parameters of the vanpool pages, validated: anything unexpected is a 400."""
 
+from typing import Any, cast
+
 from django import forms
 
 from cases.models import Case
@@ -24,6 +26,9 @@ class VanpoolFilterForm(PageForm):
     )
     flag = forms.ChoiceField(label="Audit", required=False, choices=FLAG_CHOICES)
 
-    def __init__(self, *args: object, sites: list[str], **kwargs: object) -> None:
+    def __init__(self, *args: Any, sites: list[str], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["site"].choices = [("", "All sites"), *[(site, site) for site in sites]]
+        cast(forms.ChoiceField, self.fields["site"]).choices = [
+            ("", "All sites"),
+            *[(site, site) for site in sites],
+        ]

@@ -13,6 +13,7 @@ the ZIP centroid even when exact coordinates are on record.
 
 import datetime as dt
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 from urllib.parse import urlencode
 
 from django.conf import settings
@@ -35,10 +36,24 @@ from audit.shift import (
 )
 from cases.models import Case
 from dashboard import charts
-from dashboard.access import dashboard_view, paginate
+from dashboard.access import HtmxHttpRequest, dashboard_view, paginate
 from dashboard.vanpool_forms import CLEAR, FLAGGED, VanpoolFilterForm
 from vanpools.geo import OfflineDistanceProvider, Point, zip_centroid
 from vanpools.models import Employee, Leave, Rider, Vanpool
+
+if TYPE_CHECKING:
+    from typing import TypeAlias, TypedDict
+
+    from django_stubs_ext import WithAnnotations
+
+    class _RowAnnotations(TypedDict):
+        flagged: bool
+        open_case_id: str | None
+        open_case_status: str | None
+        open_case_meta: dict | None
+        active_seats: int
+
+    VanpoolRows: TypeAlias = QuerySet[WithAnnotations[Vanpool, _RowAnnotations]]
 
 HOME_ADDRESS_PERMISSION = "vanpools.view_home_address"
 REASONS: dict[str, str] = dict(Case.Reason.choices)
@@ -57,7 +72,7 @@ def _open_cases() -> QuerySet[Case]:
     return Case.objects.filter(vanpool=OuterRef("pk")).exclude(status=Case.Status.CLOSED)
 
 
-def vanpool_rows() -> QuerySet[Vanpool]:
+def vanpool_rows() -> "VanpoolRows":
     """Every vanpool with its open case (if any) and active seat count, flagged first."""
     open_cases = _open_cases()
     seats = (
@@ -76,7 +91,7 @@ def vanpool_rows() -> QuerySet[Vanpool]:
     ).order_by("-flagged", "vanpool_id")
 
 
-def filter_vanpools(rows: QuerySet[Vanpool], data: dict) -> QuerySet[Vanpool]:
+def filter_vanpools(rows: "VanpoolRows", data: dict) -> "VanpoolRows":
     if data.get("q"):
         rows = rows.filter(Q(vanpool_id__icontains=data["q"]) | Q(name__icontains=data["q"]))
     if data.get("site"):
@@ -108,7 +123,7 @@ def _is_flagged(checks: dict) -> bool:
 
 
 @dashboard_view
-def vanpool_list(request: HttpRequest) -> HttpResponse:
+def vanpool_list(request: HtmxHttpRequest) -> HttpResponse:
     sites = list(
         Vanpool.objects.order_by("work_site").values_list("work_site", flat=True).distinct()
     )

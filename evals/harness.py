@@ -1077,14 +1077,15 @@ def _decide(scenario: Scenario, event: dict[str, Any]) -> None:
     """A coordinator decides the pending action the scenario names, as the dashboard would."""
     from cases.models import PendingAction
 
-    pending = PendingAction.objects.filter(
+    queued = PendingAction.objects.filter(
         kind=event["action"], status=PendingAction.Status.PENDING
     ).order_by("created_at", "id")
+    pending: Iterable[PendingAction] = queued
     employee = event.get("employee")
     if employee:
         pending = [
             a
-            for a in pending.select_related("rider__employee")
+            for a in queued.select_related("rider__employee")
             if (a.rider and a.rider.employee.employee_id == employee)
             or a.payload.get("employee_id") == employee
         ]
@@ -1191,6 +1192,7 @@ def _lifecycle_checks(scenario: Scenario) -> list[Checked]:
     for verification in Verification.objects.order_by("id"):
         run = AgentRun.objects.filter(verification=verification).select_related("parent").first()
         facts = (run.parent.input.get("facts", {}) if run and run.parent else {}) or {}
+        assert verification.audit_date is not None  # every audit dates what it stores
         evidence = specialist_evidence(
             verification.evidence,
             facts,

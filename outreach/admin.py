@@ -5,7 +5,7 @@ provider ids are read-only once stored. A person may attach an unmatched
 message to a thread, or correct its status or bucket.
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.contrib import admin
 from django.db.models import Count, QuerySet
@@ -21,6 +21,14 @@ from poolpatrol.admin_display import (
     short,
 )
 
+if TYPE_CHECKING:
+    from typing import TypedDict
+
+    from django_stubs_ext import WithAnnotations
+
+    class _MessageTotal(TypedDict):
+        message_total: int
+
 
 def bucket_label(message: Message) -> str:
     if not message.bucket:
@@ -32,7 +40,7 @@ def bucket_label(message: Message) -> str:
 
 class MessageInline(ReadOnlyTabularInline):
     model = Message
-    fields = [
+    fields = (
         "message_id",
         "direction",
         "from_email",
@@ -41,7 +49,7 @@ class MessageInline(ReadOnlyTabularInline):
         "bucket_and_confidence",
         "sent_at",
         "received_at",
-    ]
+    )
     readonly_fields = fields
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Message]:
@@ -70,7 +78,7 @@ class EmailThreadAdmin(AuditAdmin):
     def get_queryset(self, request: HttpRequest) -> QuerySet[EmailThread]:
         return super().get_queryset(request).annotate(message_total=Count("messages"))
 
-    def get_fields(self, request: HttpRequest, obj: EmailThread | None = None) -> list[str]:
+    def get_fields(self, request: HttpRequest, obj: EmailThread | None = None) -> list[Any]:
         return self.fields if obj else self.add_fields
 
     def get_readonly_fields(
@@ -84,7 +92,7 @@ class EmailThreadAdmin(AuditAdmin):
         return change_link(thread.case)
 
     @admin.display(description="messages", ordering="message_total")
-    def message_count(self, thread: EmailThread) -> int:
+    def message_count(self, thread: "WithAnnotations[EmailThread, _MessageTotal]") -> int:
         return thread.message_total
 
 

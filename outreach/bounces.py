@@ -29,10 +29,11 @@ def record_bounce(outbound: Message, recipient_email: str, reason: str) -> bool:
     """
     recipient = recipient_email.strip().lower()
     employee = outbound.employee
-    is_rider_address = employee is not None and employee.email.strip().lower() == recipient
+    if employee is not None and employee.email.strip().lower() != recipient:
+        employee = None  # a copy, or an address since corrected: not the rider's
     changed = False
     with transaction.atomic():
-        if is_rider_address:
+        if employee is not None:
             changed |= bool(
                 Employee.objects.filter(pk=employee.pk, email_undeliverable_at__isnull=True).update(
                     email_undeliverable_at=timezone.now()
@@ -42,8 +43,8 @@ def record_bounce(outbound: Message, recipient_email: str, reason: str) -> bool:
             outbound.flags = [*outbound.flags, "bounced"]
             outbound.save(update_fields=["flags"])
             changed = True
-        if outbound.thread_id:
-            who = employee.employee_id if is_rider_address else recipient
+        if outbound.thread is not None:
+            who = employee.employee_id if employee is not None else recipient
             _, flagged = flag_case(
                 outbound.thread.case,
                 actor=AGENT,
@@ -56,7 +57,7 @@ def record_bounce(outbound: Message, recipient_email: str, reason: str) -> bool:
                 },
             )
             changed |= flagged
-    if is_rider_address:
+    if employee is not None:
         logger.info("address of %s marked undeliverable: %s", employee.employee_id, reason[:200])
     else:
         logger.info("bounce for %s on %s (not the rider's address)", recipient, outbound.message_id)

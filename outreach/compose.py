@@ -163,8 +163,8 @@ def latest_verifications(case: Case) -> dict[str, Verification]:
         partition_by=[F("check_type")],
         order_by=[F("created_at").desc(), F("id").desc()],
     )
-    rows = Verification.objects.filter(case=case).annotate(newest=newest).filter(newest=1)
-    return {row.check_type: row for row in rows}
+    newest_rows = Verification.objects.filter(case=case).annotate(newest=newest).filter(newest=1)
+    return {row.check_type: row for row in newest_rows}
 
 
 def rider_facts(case: Case, employee: Employee) -> RiderFacts:

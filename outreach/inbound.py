@@ -394,6 +394,7 @@ def _bounce(message: Message, parsed: ParsedInbound, match: Match) -> None:
         attributed.append(outbound)
     riders = [outbound.employee for outbound in attributed if outbound.employee_id]
     message.employee = riders[0] if riders else None
+    assert match.thread is not None  # _match_and_act hands over matched messages only
     if not attributed:
         message.flags = [*message.flags, "bounce_unattributed"]
     message.save(update_fields=["thread", "employee", "flags"])
@@ -407,6 +408,7 @@ def _bounce(message: Message, parsed: ParsedInbound, match: Match) -> None:
 
 
 def _outbound_to(match: Match, recipient: str) -> Message | None:
+    assert match.thread is not None  # called by _bounce, for a matched message
     if match.outbound is not None and recipient in _lower(match.outbound.to):
         return match.outbound
     sent = match.thread.messages.filter(direction=Message.Direction.OUTBOUND).select_related(

@@ -24,7 +24,7 @@ from email.parser import BytesParser, HeaderParser
 from email.utils import getaddresses
 from html import unescape
 from html.parser import HTMLParser
-from typing import Literal
+from typing import Literal, cast
 
 from django.conf import settings
 
@@ -318,10 +318,15 @@ def _body_parts(msg: email.message.Message) -> Iterator[email.message.Message]:
         yield msg
         return
     payload = msg.get_payload()
-    for part in payload if isinstance(payload, list) else []:
+    for part in _parts(payload):
         if _is_attachment(part) or part.get_content_maintype() == "message":
             continue
         yield from _body_parts(part)
+
+
+def _parts(payload: object) -> list[email.message.Message]:
+    """A multipart payload's sub-messages; the stdlib types a payload as any of its forms."""
+    return cast(list[email.message.Message], payload) if isinstance(payload, list) else []
 
 
 def _is_attachment(part: email.message.Message) -> bool:
@@ -333,8 +338,9 @@ def _is_attachment(part: email.message.Message) -> bool:
 
 def _decode(part: email.message.Message, flags: list[str]) -> str:
     """A text part's content; an unknown or lying charset is decoded with replacement."""
+    payload: bytes | str | None
     try:
-        payload = part.get_payload(decode=True)
+        payload = cast(bytes | str | None, part.get_payload(decode=True))  # a leaf: bytes
     except Exception:
         payload = None
     if payload is None:
@@ -478,8 +484,8 @@ def _part_text(part: email.message.Message) -> str:
     """A message/* part as text (the stdlib parses its payload into sub-messages)."""
     payload = part.get_payload()
     if isinstance(payload, list):
-        return "\n\n".join(_headers_text(sub) for sub in payload)
-    raw = part.get_payload(decode=True) or b""
+        return "\n\n".join(_headers_text(sub) for sub in _parts(payload))
+    raw = cast(bytes | None, part.get_payload(decode=True)) or b""  # a leaf decodes to bytes
     return _newlines(raw.decode("utf-8", errors="replace"))
 
 
@@ -496,7 +502,7 @@ def _attached_message_ids(msg: email.message.Message) -> list[str]:
         content_type = part.get_content_type()
         if content_type in ("message/rfc822", "message/global"):
             payload = part.get_payload()
-            for original in payload if isinstance(payload, list) else []:
+            for original in _parts(payload):
                 found += _ids(_header(original, "Message-ID"))[:1]
         elif content_type in ("text/rfc822-headers", "message/global-headers"):
             text = _part_text(part) if isinstance(part.get_payload(), list) else _decode(part, [])

@@ -11,7 +11,7 @@ A failed send is recorded and retried with backoff up to
 
 import logging
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from email.utils import make_msgid
 
 from django.conf import settings
@@ -213,7 +213,7 @@ def _record_failure(message: Message, exc: Exception) -> str:
         error,
     )
     # The message row shows every failure; the case is flagged once retries are spent.
-    if final and message.thread_id:
+    if final and message.thread is not None:
         flag_case(
             message.thread.case,
             actor=AGENT,
@@ -231,7 +231,7 @@ def _backoff(attempts: int) -> timedelta:
     return timedelta(seconds=settings.EMAIL_RETRY_BASE_SECONDS * 2 ** (attempts - 1))
 
 
-def retry_due_sends(now: object | None = None) -> int:
+def retry_due_sends(now: datetime | None = None) -> int:
     """Re-queue failed sends whose backoff has passed (the sweep calls this)."""
     now = now or timezone.now()
     due = list(
@@ -250,7 +250,7 @@ def retry_due_sends(now: object | None = None) -> int:
     return requeued
 
 
-def fail_stuck_sends(now: object | None = None) -> int:
+def fail_stuck_sends(now: datetime | None = None) -> int:
     """A send claimed long ago and never finished: fail it for a person to check.
 
     Not retried: the provider may have accepted it before the worker died,
@@ -269,7 +269,7 @@ def fail_stuck_sends(now: object | None = None) -> int:
             next_attempt_at=None,
             last_error="the worker stopped mid-send; not retried to avoid a duplicate",
         )
-        if updated and message.thread_id:
+        if updated and message.thread is not None:
             flag_case(
                 message.thread.case,
                 actor=AGENT,

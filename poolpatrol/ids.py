@@ -7,6 +7,7 @@ unique index, not a read-before-write, is what guarantees uniqueness.
 
 import re
 import secrets
+from typing import Any
 
 from django.db import IntegrityError, models, transaction
 
@@ -30,7 +31,7 @@ class PublicIdModel(models.Model):
     class Meta:
         abstract = True
 
-    def save(self, *args: object, **kwargs: object) -> None:
+    def save(self, *args: Any, **kwargs: Any) -> None:
         if getattr(self, self.public_id_field):
             super().save(*args, **kwargs)
             return

@@ -8,6 +8,7 @@ import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from typing import Any
 
 from pythonjsonlogger.core import RESERVED_ATTRS
 from pythonjsonlogger.json import JsonFormatter
@@ -41,6 +42,6 @@ class ContextFilter(logging.Filter):
         return True
 
 
-def json_formatter(**kwargs: object) -> JsonFormatter:
+def json_formatter(**kwargs: Any) -> JsonFormatter:
     # `context` is the text rendering of fields the JSON already has.
     return JsonFormatter(reserved_attrs=[*RESERVED_ATTRS, "context"], **kwargs)

@@ -28,7 +28,7 @@ class RequestLogMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         request_id = request_id_for(request)
-        request.request_id = request_id
+        request.request_id = request_id  # type: ignore[attr-defined]  # ours, for views and logs
         started = time.perf_counter()
         with log_context(request_id=request_id):
             response = self.get_response(request)

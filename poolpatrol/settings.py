@@ -126,7 +126,7 @@ else:
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
-            "NAME": VAR_DIR / "db.sqlite3",
+            "NAME": str(VAR_DIR / "db.sqlite3"),
             "OPTIONS": {
                 # WAL + IMMEDIATE: several django-q2 workers write without
                 # "database is locked" (see shared/reference/STACK.md).
@@ -297,7 +297,7 @@ if RUNNING_TESTS:
 # ANYMAIL). WEBHOOK_SECRET ("user:password", comma-separated to rotate) guards
 # every inbound and tracking webhook with basic auth; outside DEBUG an unset
 # secret makes the webhooks refuse every call instead of trusting anyone.
-ANYMAIL = {
+ANYMAIL: dict[str, str | list[str]] = {
     key.removeprefix("ANYMAIL_"): value
     for key, value in os.environ.items()
     if key.startswith("ANYMAIL_") and key != "ANYMAIL_WEBHOOK_SECRET"

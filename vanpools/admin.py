@@ -1,5 +1,7 @@
 """Admin for the program records: shifts, vanpools, employees, leave and seats."""
 
+from typing import TYPE_CHECKING
+
 from django import forms
 from django.contrib import admin
 from django.contrib.auth import get_user_model
@@ -23,6 +25,22 @@ from poolpatrol.admin_display import (
 )
 from vanpools.models import Employee, Leave, Rider, Shift, Vanpool
 
+if TYPE_CHECKING:
+    from typing import TypedDict
+
+    from django_stubs_ext import WithAnnotations
+
+    class _ShiftTotals(TypedDict):
+        employee_total: int
+
+    class _VanpoolTotals(TypedDict):
+        active_rider_total: int
+        open_cases: list[Case]
+
+    class _EmployeeSeats(TypedDict):
+        seats_now: list[Rider]
+
+
 ACTIVE = Rider.Status.ACTIVE
 
 
@@ -40,7 +58,7 @@ class ShiftAdmin(AuditAdmin):
         return super().get_queryset(request).annotate(employee_total=Count("employees"))
 
     @admin.display(description="employees", ordering="employee_total")
-    def employee_count(self, shift: Shift) -> int:
+    def employee_count(self, shift: "WithAnnotations[Shift, _ShiftTotals]") -> int:
         return shift.employee_total
 
 
@@ -48,7 +66,7 @@ class RiderInline(ReadOnlyTabularInline):
     """Every seat, active and cancelled: cancelled seats are part of the record."""
 
     model = Rider
-    fields = ["employee", "employee_email", "joined", "status", "cancelled_at", "cancel_reason"]
+    fields = ("employee", "employee_email", "joined", "status", "cancelled_at", "cancel_reason")
     readonly_fields = fields
     verbose_name_plural = "riders (active and cancelled)"
 
@@ -63,7 +81,7 @@ class RiderInline(ReadOnlyTabularInline):
 
 class CaseInline(ReadOnlyTabularInline):
     model = Case
-    fields = ["case_id", "status", "outcome", "reason", "reaudit_count", "created_at", "closed_at"]
+    fields = ("case_id", "status", "outcome", "reason", "reaudit_count", "created_at", "closed_at")
     readonly_fields = fields
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Case]:
@@ -130,11 +148,11 @@ class VanpoolAdmin(AuditAdmin):
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
     @admin.display(description="active riders", ordering="active_rider_total")
-    def active_riders(self, vanpool: Vanpool) -> str:
+    def active_riders(self, vanpool: "WithAnnotations[Vanpool, _VanpoolTotals]") -> str:
         return f"{vanpool.active_rider_total} / {vanpool.capacity}"
 
     @admin.display(description="open case")
-    def open_case(self, vanpool: Vanpool) -> SafeString | str:
+    def open_case(self, vanpool: "WithAnnotations[Vanpool, _VanpoolTotals]") -> SafeString | str:
         # The database allows one open case per vanpool, so this is 0 or 1 rows.
         for case in vanpool.open_cases:
             return format_html("{} ({})", change_link(case), case.get_status_display())
@@ -147,7 +165,7 @@ class VanpoolAdmin(AuditAdmin):
         return str(vanpool.max_commute_miles)
 
     @admin.display(description="seats")
-    def seats(self, vanpool: Vanpool) -> SafeString | str:
+    def seats(self, vanpool: "WithAnnotations[Vanpool, _VanpoolTotals]") -> SafeString | str:
         if vanpool.pk is None:
             return EMPTY
         return format_html(
@@ -164,7 +182,8 @@ class LeaveForm(forms.ModelForm):
         fields = ["kind", "start_date", "end_date", "note"]
 
     def clean(self) -> dict[str, object]:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         start, end = data.get("start_date"), data.get("end_date")
         if start and end and end < start:
             raise ValidationError({"end_date": "The leave ends before it starts."})
@@ -244,7 +263,9 @@ class EmployeeAdmin(AuditAdmin):
         return employee.full_name
 
     @admin.display(description="current vanpool")
-    def current_vanpool(self, employee: Employee) -> SafeString | str:
+    def current_vanpool(
+        self, employee: "WithAnnotations[Employee, _EmployeeSeats]"
+    ) -> SafeString | str:
         # At most one: the database allows one active seat per employee.
         for seat in employee.seats_now:
             return change_link(seat.vanpool, seat.vanpool.vanpool_id)

@@ -524,6 +524,7 @@ _LUNCH = re.compile(
     r"|,?\s*(?:(?:with|w/)\s*)?(?:an?\s+)?(?:\d+\s*-?\s*(?:min(?:ute)?s?|hrs?|hours?)|half[- ]hour|"
     r"one[- ]hour)\s+(?:unpaid\s+|paid\s+)?(?:lunch|break|meal)(?:\s+break)?\b"
 )
+_HOUR_WORDS: tuple[str, ...]
 _HOUR_WORDS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
 _HOUR_WORDS += ("eleven", "twelve")
 _NUMBER_WORDS = re.compile(

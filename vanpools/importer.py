@@ -17,10 +17,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, cast
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import models, transaction
 from django.db.models.functions import Lower
@@ -238,7 +238,7 @@ def _csv_tables(text: str, *, kind: str | None) -> tuple[list[_Table], list[RowE
         if any(cell.strip() for cell in cells[len(names) :]):
             message = f"{len(cells)} cells, but the header has {len(names)} columns"
             errors.append(RowError(f"line {line}", "", message))
-        given = {
+        given: dict[str, object] = {
             name: cell
             for name, cell in zip(names, cells, strict=False)
             if name in COLUMNS[kind] and cell.strip()
@@ -568,7 +568,7 @@ class _Run:
         self.shifts: dict[str, Shift] = {}
         self.vanpools: dict[str, Vanpool] = {}
         self.employees: dict[str, Employee] = {}
-        self.coordinators: dict[str, list[AbstractBaseUser]] = {}
+        self.coordinators: dict[str, list[User]] = {}
         self.leaves: dict[int, list[Leave]] = {}  # by employee pk
         self.seats: dict[int, Rider] = {}  # active seat by employee pk
         self.today = timezone.localdate()
@@ -598,7 +598,7 @@ class _Run:
         active = Rider.objects.filter(employee_id__in=employee_pks, status=Rider.Status.ACTIVE)
         self.seats = {rider.employee_id: rider for rider in active.select_related("vanpool")}
 
-    def _staff_by_email(self, emails: list[str]) -> dict[str, list[AbstractBaseUser]]:
+    def _staff_by_email(self, emails: list[str]) -> dict[str, list[User]]:
         if not emails:
             return {}
         users = (
@@ -606,7 +606,7 @@ class _Run:
             .objects.annotate(email_lower=Lower("email"))
             .filter(is_staff=True, email_lower__in=[email.lower() for email in emails])
         )
-        by_email: dict[str, list[AbstractBaseUser]] = {}
+        by_email: dict[str, list[User]] = {}
         for user in users:
             by_email.setdefault(user.email_lower, []).append(user)
         return by_email
@@ -721,7 +721,7 @@ class _Run:
         self._validate(row, vanpool, "vanpools", first_error)
         return plan
 
-    def _coordinator(self, row: _Row, email: str) -> AbstractBaseUser | None:
+    def _coordinator(self, row: _Row, email: str) -> User | None:
         users = self.coordinators.get(email.lower(), [])
         if len(users) == 1:
             return users[0]
@@ -807,7 +807,7 @@ class _Run:
                 plan.instance.save()
         for plan in self.plans["employees"]:
             if plan.shift is not None:
-                plan.instance.shift = plan.shift  # saved above, so it has its pk now
+                cast(Employee, plan.instance).shift = plan.shift  # saved above: it has a pk
             if plan.created or plan.changed:
                 plan.instance.save()
         self._write_seats()
@@ -819,6 +819,7 @@ class _Run:
             seat = plan.seat
             if seat is None:
                 continue
+            assert seat.joined is not None  # _seat_change dates every seat it plans
             if seat.leave is not None:
                 # Cancelled before the new seat exists: one active seat per employee.
                 seat.leave.status = Rider.Status.CANCELLED
@@ -830,7 +831,8 @@ class _Run:
                 seat.retime.save(update_fields=["joined"])
             if seat.vanpool_key is not None:
                 vanpool = self.vanpools[seat.vanpool_key]
-                new_seats.append(Rider(vanpool=vanpool, employee=plan.instance, joined=seat.joined))
+                employee = cast(Employee, plan.instance)
+                new_seats.append(Rider(vanpool=vanpool, employee=employee, joined=seat.joined))
         Rider.objects.bulk_create(new_seats)
 
     def _write_leaves(self) -> None:
@@ -840,7 +842,7 @@ class _Run:
         new = []
         for plan in self.plans["employees"]:
             for leave in plan.leaves_to_create:
-                leave.employee = plan.instance
+                leave.employee = cast(Employee, plan.instance)
                 new.append(leave)
         Leave.objects.bulk_create(new)
 

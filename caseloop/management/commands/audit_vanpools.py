@@ -5,6 +5,7 @@ import sys
 import time
 from collections import Counter
 from decimal import Decimal
+from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db.models import QuerySet
@@ -37,7 +38,7 @@ class Command(BaseCommand):
         )
         parser.add_argument("--date", help="audit date (default: today, program time)")
 
-    def handle(self, *args: object, **options: object) -> None:
+    def handle(self, *args: Any, **options: Any) -> None:
         vanpools = self.select(options["vanpool_ids"], options["site"], options["all"])
         ids = list(vanpools.values_list("vanpool_id", flat=True))
         if options["run_async"]:

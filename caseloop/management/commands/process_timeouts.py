@@ -1,6 +1,7 @@
 """manage.py process_timeouts [--now ISO-DATETIME] — the deadline sweep, once."""
 
 import datetime as dt
+from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
@@ -29,7 +30,7 @@ class Command(BaseCommand):
             "--now", help="act as if it were this moment (program time unless an offset is given)"
         )
 
-    def handle(self, *args: object, **options: object) -> None:
+    def handle(self, *args: Any, **options: Any) -> None:
         now = parse_now(options["now"]) if options["now"] else timezone.now()
         counts = process_timeouts(now)
         self.stdout.write(

@@ -15,9 +15,9 @@ from collections.abc import Iterator
 from decimal import Decimal
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group, Permission
+from django.contrib.auth.models import Group, Permission, User
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.db import connection
+from django.db import connection, models
 from django.test import Client
 from django.test.utils import CaptureQueriesContext, override_settings
 from django.urls import reverse
@@ -56,10 +56,10 @@ def _chunks(items: list, size: int = BATCH) -> Iterator[list]:
         yield items[start : start + size]
 
 
-def _bulk(model: type, rows: list) -> list:
+def _bulk(model: type[models.Model], rows: list) -> list:
     created = []
     for chunk in _chunks(rows):
-        created += model.objects.bulk_create(chunk)
+        created += model._default_manager.bulk_create(chunk)
     return created
 
 
@@ -285,7 +285,7 @@ def _build_evidence(cases: list[Case]) -> dict[int, Message]:
     }
 
 
-def coordinator() -> object:
+def coordinator() -> User:
     """A coordinator as the groups migration makes one (scratch databases skip data migrations)."""
     group, _ = Group.objects.get_or_create(name="Coordinators")
     group.permissions.add(

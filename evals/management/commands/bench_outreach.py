@@ -17,6 +17,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from email.message import EmailMessage
+from functools import partial
 
 from django.core import mail
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -89,6 +90,7 @@ def reply_payload(outbound: Message, text: str, number: int) -> str:
     """Postmark's inbound JSON with "include raw email" on."""
     raw = EmailMessage()
     employee = outbound.employee
+    assert employee is not None  # the bench writes to riders only
     raw["From"] = f"{employee.first_name} {employee.last_name} <{employee.email}>"
     raw["To"] = outbound.reply_to
     raw["Subject"] = f"Re: {outbound.subject}"
@@ -199,9 +201,7 @@ class Command(BaseCommand):
         )
         emails_before = len(mail.outbox)
         with run_inline():
-            millis, queries, results = timed_calls(
-                [lambda pk=pk: process_inbound(pk) for pk in inbound]
-            )
+            millis, queries, results = timed_calls([partial(process_inbound, pk) for pk in inbound])
         self.line(
             f"reply loop: {len(inbound)} replies, median {statistics.median(millis):.1f} ms, "
             f"p95 {percentile(millis, 0.95):.1f} ms, {sum(millis) / 1000:.2f} s in all; "
@@ -214,8 +214,8 @@ class Command(BaseCommand):
             again = [process_inbound(pk) for pk in inbound]
         resent = len(mail.outbox) - emails_before
         self.line(f"  again: {dict(Counter(again))}, {resent} emails (must be 0)")
-        statuses = Counter(Case.objects.values_list("status", flat=True))
-        self.line(f"cases now: {dict(statuses)}")
+        case_statuses = Counter(Case.objects.values_list("status", flat=True))
+        self.line(f"cases now: {dict(case_statuses)}")
         self.line(f"({connection.vendor}; at {timezone.now():%Y-%m-%d %H:%M})")
 
     def report(
