@@ -1,4 +1,6 @@
 from django.apps import AppConfig
+from django.core.management import call_command
+from django.db.models.signals import post_migrate
 
 
 class OutreachConfig(AppConfig):
@@ -13,3 +15,14 @@ class OutreachConfig(AppConfig):
         # dispatch_uid: connected once however often ready() runs.
         inbound.connect(webhooks.handle_inbound, dispatch_uid="outreach.webhooks.inbound")
         tracking.connect(webhooks.handle_tracking, dispatch_uid="outreach.webhooks.tracking")
+        post_migrate.connect(
+            create_cache_tables, sender=self, dispatch_uid="outreach.create_cache_tables"
+        )
+
+
+def create_cache_tables(using: str = "default", **kwargs: object) -> None:
+    """The database caches' tables (django-q2's cluster stats: settings.CACHES), on migrate.
+
+    Safe to repeat: createcachetable skips a table that exists.
+    """
+    call_command("createcachetable", database=using, verbosity=0)

@@ -356,6 +356,19 @@ if REDIS_URL:
     }
 else:
     Q_CLUSTER["orm"] = "default"
+    # django-q2 keeps each cluster's stats (what /health counts as "clusters")
+    # in a Django cache. The default cache is per process, so the web process
+    # never saw a worker's; this one lives in the database the ORM broker
+    # already shares. Its table is made by `manage.py migrate` (outreach/apps.py).
+    # (With Redis the broker keeps the stats in Redis itself.)
+    CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+        "django_q": {
+            "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+            "LOCATION": "django_q_cache",
+        },
+    }
+    Q_CLUSTER["cache"] = "django_q"
 
 # --- Audit rules and model backends.
 LLM_BACKEND = env_choice("LLM_BACKEND", "rules", ("rules", "openai"))
