@@ -191,6 +191,15 @@ AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_ENABLED = env_bool("AXES_ENABLED", True)
+# django-axes logs its policy ("AXES: BEGIN …") whenever Django starts: in every
+# manage.py command (migrate, load_demo, qcluster…) and twice under runserver
+# (the autoreloader's watcher, then the server it runs). Only a process that
+# serves logins says it: runserver's server, or a WSGI/ASGI server's.
+_COMMAND = sys.argv[1] if len(sys.argv) > 1 and Path(sys.argv[0]).name == "manage.py" else None
+_SERVES_LOGINS = _COMMAND is None or (
+    _COMMAND == "runserver" and ("--noreload" in sys.argv or os.environ.get("RUN_MAIN") == "true")
+)
+AXES_VERBOSE = AXES_ENABLED and _SERVES_LOGINS
 # Behind a proxy the client address is the first of X-Forwarded-For.
 AXES_IPWARE_META_PRECEDENCE_ORDER = ["HTTP_X_FORWARDED_FOR", "REMOTE_ADDR"]
 
@@ -465,8 +474,13 @@ LOGGING = {
     },
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
     "loggers": {
-        # Our request log replaces Django's own per-request lines.
-        "django.server": {"level": "WARNING"},
+        # Django's default config gives "django" its own console handler (under
+        # DEBUG) and it propagates to root too: every line printed twice. Listed
+        # here, its handlers are replaced by none, so each line comes through root once.
+        "django": {"handlers": [], "level": "INFO"},
+        # Our request log replaces Django's own per-request lines; warnings
+        # still reach root (Django's default stops them at its own handler).
+        "django.server": {"handlers": [], "level": "WARNING", "propagate": True},
         "django.request": {"level": "ERROR"},
     },
 }
