@@ -4,7 +4,10 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 UV ?= $(shell command -v uv 2>/dev/null || echo .tools/bin/uv)
-PY := $(UV) run --frozen python
+# `uv run` would sync again (adding the dev group and its ~29 packages back, or
+# checking it): every target syncs first through setup/setup-dev, so run as is.
+RUN := $(UV) run --no-sync
+PY := $(RUN) python
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
@@ -12,23 +15,28 @@ PORT ?= 8000
 
 help:
 	@echo "make run    set up, load the demo program and serve it on http://$(HOST):$(PORT)/ (dashboard) and /admin/"
+	@echo "            (demo passwords are kept; make run RESET_PASSWORDS=1 sets new ones)"
 	@echo "make test   install test dependencies, lint, run the whole suite"
 
 .tools/bin/uv:
 	python3 -m venv .tools
 	.tools/bin/pip install -q 'uv>=0.5,<1'
 
-setup: $(if $(findstring .tools/,$(UV)),.tools/bin/uv)
-	$(UV) sync --frozen --no-dev
+# --inexact: the runtime packages without removing the dev group a `make test`
+# installed, so `make run` after `make test` installs and uninstalls nothing.
+setup: $(filter .tools/bin/uv,$(UV))
+	$(UV) sync --frozen --no-dev --inexact
 
-setup-dev: $(if $(findstring .tools/,$(UV)),.tools/bin/uv)
+setup-dev: $(filter .tools/bin/uv,$(UV))
 	$(UV) sync --frozen
 
 # The main job on the embedded default: migrate, load the demo program and
-# create the demo logins (fresh passwords each time, printed below).
+# create the demo logins. Their passwords are printed when set and kept in
+# var/demo-logins.txt; a re-run keeps them (and everyone's sessions) unless
+# RESET_PASSWORDS=1.
 demo: setup
 	$(PY) manage.py migrate --no-input
-	$(PY) manage.py load_demo --reset-passwords
+	$(PY) manage.py load_demo $(if $(filter 1 true yes,$(RESET_PASSWORDS)),--reset-passwords)
 
 # A django-q2 worker runs beside the web server (sends, replies, the deadline sweep).
 run: demo
@@ -49,15 +57,15 @@ redis:
 	  else echo "make test needs redis-server for the Redis broker test: sudo apt-get install redis-server" >&2; exit 1; fi; }
 
 test: setup-dev browser redis
-	$(UV) run --frozen ruff check .
-	$(UV) run --frozen ruff format --check .
-	$(UV) run --frozen lint-imports
-	$(UV) run --frozen mypy
-	$(UV) run --frozen pytest
+	$(RUN) ruff check .
+	$(RUN) ruff format --check .
+	$(RUN) lint-imports
+	$(RUN) mypy
+	$(RUN) pytest
 
 format: setup-dev
-	$(UV) run --frozen ruff check --fix .
-	$(UV) run --frozen ruff format .
+	$(RUN) ruff check --fix .
+	$(RUN) ruff format .
 
 clean:
 	rm -rf .venv .tools var staticfiles

@@ -9,12 +9,16 @@
 #
 #   .ci/fuzz_api.sh                 # defaults below
 #   FUZZ_MAX_EXAMPLES=200 .ci/fuzz_api.sh
+#
+# The scratch directory goes when it ends; the JUnit report stays in
+# FUZZ_REPORT_DIR (var/ci/fuzz by default), the path schemathesis prints.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 UV="${UV:-$(command -v uv 2>/dev/null || echo .tools/bin/uv)}"
 MAX_EXAMPLES="${FUZZ_MAX_EXAMPLES:-30}"
 SEED="${FUZZ_SEED:-20261123}"
+REPORT_DIR="${FUZZ_REPORT_DIR:-$PWD/var/ci/fuzz}"
 CHECKS="not_a_server_error,status_code_conformance,content_type_conformance,response_headers_conformance,response_schema_conformance,negative_data_rejection,unsupported_method,ignored_auth"
 
 scratch="$(mktemp -d)"
@@ -34,7 +38,7 @@ export VAR_DIR="$scratch/var" DEBUG=false LOG_LEVEL="${LOG_LEVEL:-warning}"
 export API_THROTTLE_USER=1000000/hour API_THROTTLE_ANON=1000000/hour
 py() { "$UV" run --frozen python "$@"; }
 
-echo "== fuzz: demo data in $VAR_DIR"
+echo "== fuzz: demo data in a scratch VAR_DIR (removed on exit)"
 py manage.py migrate --no-input >"$scratch/setup.log" 2>&1
 py manage.py load_demo --reset-passwords >>"$scratch/setup.log" 2>&1
 token="$(py manage.py drf_create_token auditor 2>>"$scratch/setup.log" | awk '/^Generated token/ {print $3}')"
@@ -65,7 +69,7 @@ status=0
   --request-timeout 30 \
   --max-redirects 0 \
   --no-color \
-  --report junit --report-dir "$scratch/report" || status=$?
+  --report junit --report-dir "$REPORT_DIR" || status=$?
 
 if [ "$status" -ne 0 ]; then
   echo "== fuzz failed; server log tail:"

@@ -1,4 +1,7 @@
 from django.apps import AppConfig
+from django.core.management import call_command
+from django.db import connections
+from django.db.models.signals import post_migrate
 
 
 class OutreachConfig(AppConfig):
@@ -13,3 +16,19 @@ class OutreachConfig(AppConfig):
         # dispatch_uid: connected once however often ready() runs.
         inbound.connect(webhooks.handle_inbound, dispatch_uid="outreach.webhooks.inbound")
         tracking.connect(webhooks.handle_tracking, dispatch_uid="outreach.webhooks.tracking")
+        post_migrate.connect(
+            create_cache_tables, sender=self, dispatch_uid="outreach.create_cache_tables"
+        )
+
+
+def create_cache_tables(using: str = "default", **kwargs: object) -> None:
+    """The database caches' tables (django-q2's cluster stats: settings.CACHES), on migrate.
+
+    Safe to repeat: createcachetable skips a table that exists. Not for a test
+    database: Django's create_test_db runs createcachetable itself right after,
+    and says so on stdout when the table is there already.
+    """
+    connection = connections[using]
+    if connection.settings_dict["NAME"] == connection.creation._get_test_db_name():
+        return
+    call_command("createcachetable", database=using, verbosity=0)

@@ -193,6 +193,15 @@ AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_ENABLED = env_bool("AXES_ENABLED", True)
+# django-axes logs its policy ("AXES: BEGIN …") whenever Django starts: in every
+# manage.py command (migrate, load_demo, qcluster…) and twice under runserver
+# (the autoreloader's watcher, then the server it runs). Only a process that
+# serves logins says it: runserver's server, or a WSGI/ASGI server's.
+_COMMAND = sys.argv[1] if len(sys.argv) > 1 and Path(sys.argv[0]).name == "manage.py" else None
+_SERVES_LOGINS = _COMMAND is None or (
+    _COMMAND == "runserver" and ("--noreload" in sys.argv or os.environ.get("RUN_MAIN") == "true")
+)
+AXES_VERBOSE = AXES_ENABLED and _SERVES_LOGINS
 # Behind a proxy the client address is the first of X-Forwarded-For.
 AXES_IPWARE_META_PRECEDENCE_ORDER = ["HTTP_X_FORWARDED_FOR", "REMOTE_ADDR"]
 
@@ -358,6 +367,19 @@ if REDIS_URL:
     }
 else:
     Q_CLUSTER["orm"] = "default"
+    # django-q2 keeps each cluster's stats (what /health counts as "clusters")
+    # in a Django cache. The default cache is per process, so the web process
+    # never saw a worker's; this one lives in the database the ORM broker
+    # already shares. Its table is made by `manage.py migrate` (outreach/apps.py).
+    # (With Redis the broker keeps the stats in Redis itself.)
+    CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+        "django_q": {
+            "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+            "LOCATION": "django_q_cache",
+        },
+    }
+    Q_CLUSTER["cache"] = "django_q"
 
 # --- Audit rules and model backends.
 LLM_BACKEND = env_choice("LLM_BACKEND", "rules", ("rules", "openai"))
@@ -454,8 +476,13 @@ LOGGING = {
     },
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
     "loggers": {
-        # Our request log replaces Django's own per-request lines.
-        "django.server": {"level": "WARNING"},
+        # Django's default config gives "django" its own console handler (under
+        # DEBUG) and it propagates to root too: every line printed twice. Listed
+        # here, its handlers are replaced by none, so each line comes through root once.
+        "django": {"handlers": [], "level": "INFO"},
+        # Our request log replaces Django's own per-request lines; warnings
+        # still reach root (Django's default stops them at its own handler).
+        "django.server": {"handlers": [], "level": "WARNING", "propagate": True},
         "django.request": {"level": "ERROR"},
     },
 }

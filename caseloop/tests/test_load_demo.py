@@ -67,6 +67,12 @@ def printed_password(output: str, username: str) -> str:
     return match[1]
 
 
+@pytest.fixture(autouse=True)
+def _scratch_var_dir(settings, tmp_path):
+    """The command keeps the demo passwords under VAR_DIR: never the checkout's var/."""
+    settings.VAR_DIR = tmp_path
+
+
 # The command -------------------------------------------------------------------
 
 
@@ -153,6 +159,52 @@ def test_it_resets_passwords_when_asked(db, client):
     assert printed_password(output, "auditor") == "new-demo-password"
     assert not login(client, username="auditor", password=PASSWORD)
     assert login(client, username="auditor", password="new-demo-password")
+
+
+def test_a_rerun_keeps_the_passwords_and_says_where_they_are(db, client, monkeypatch, tmp_path):
+    monkeypatch.delenv("DEMO_PASSWORD", raising=False)
+    first = load_demo("--no-audit")
+    passwords = {name: printed_password(first, name) for name in ("auditor", "coordinator")}
+    kept = tmp_path / "demo-logins.txt"
+    assert kept.stat().st_mode & 0o777 == 0o600
+    assert {line.split()[0]: line.split()[1] for line in kept.read_text().splitlines()[1:]} == (
+        passwords
+    )
+
+    second = load_demo("--no-audit")
+    for name, password in passwords.items():
+        assert password not in second
+        assert re.search(rf"^\s*{name}\s.*unchanged, kept in {re.escape(str(kept))}", second, re.M)
+        assert login(client, username=name, password=password)
+
+
+def test_a_rerun_does_not_point_at_a_password_that_no_longer_works(db, monkeypatch):
+    monkeypatch.delenv("DEMO_PASSWORD", raising=False)
+    load_demo("--no-audit")
+    auditor = get_user_model().objects.get(username="auditor")
+    auditor.set_password("changed-in-the-admin")
+    auditor.save()
+    second = load_demo("--no-audit")
+    assert re.search(r"^\s*auditor\s.*password: unchanged \(", second, re.M)
+    assert re.search(r"^\s*coordinator\s.*unchanged, kept in", second, re.M)
+
+
+def test_a_rerun_keeps_everyone_logged_in(db, client):
+    load_demo("--password", PASSWORD, "--no-audit")
+    assert login(client, username="coordinator", password=PASSWORD)
+    assert client.get("/").status_code == 200
+
+    load_demo("--no-audit")
+    assert client.get("/").status_code == 200
+
+    load_demo("--no-audit", "--reset-passwords")
+    assert client.get("/").status_code == 302  # a new password ends the session
+
+
+@override_settings(PRODUCTION=True)
+def test_it_keeps_no_password_file_in_production(db, tmp_path):
+    load_demo("--password", PASSWORD, "--force", "--no-audit")
+    assert not (tmp_path / "demo-logins.txt").exists()
 
 
 @override_settings(PRODUCTION=True)
@@ -328,6 +380,26 @@ def test_it_audits_the_whole_program_after_loading_it():
     opened = set(Case.objects.values_list("vanpool__vanpool_id", flat=True))
     assert opened == {case["vanpool_id"] for case in SEEDED["expected_cases"]}
     assert "unchanged (already audited)" in load_demo("--password", PASSWORD)
+
+
+@pytest.mark.django_db
+def test_it_counts_only_the_emails_this_run_sent(monkeypatch):
+    from types import SimpleNamespace
+
+    from outreach.models import Message
+
+    # Outside a test's transaction the command's sends run as each audit
+    # commits, before it counts them; here they would wait for the test's end.
+    monkeypatch.setattr("outreach.tasks.transaction", SimpleNamespace(on_commit=lambda fn: fn()))
+
+    first = load_demo("--password", PASSWORD)
+    sent = Message.objects.filter(direction="outbound", status="sent").count()
+    assert sent > 0
+    assert f"Outreach: {sent} emails to flagged riders" in first
+    second = load_demo("--password", PASSWORD)
+    assert Message.objects.filter(direction="outbound").count() == sent
+    assert "Outreach: no new emails to flagged riders." in second
+    assert f"Outreach: {sent} emails" not in second
 
 
 @pytest.mark.django_db

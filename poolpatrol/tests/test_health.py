@@ -1,6 +1,13 @@
 import pytest
 from django.db import OperationalError
 
+from tests.qcluster_support import (
+    clusters_seen,
+    manage,
+    process_env,
+    running_qcluster,
+)
+
 pytestmark = pytest.mark.django_db
 
 
@@ -45,3 +52,21 @@ def test_it_is_not_cached(client):
 
 def test_it_only_answers_get(client):
     assert client.post("/health").status_code == 405
+
+
+def test_it_counts_a_worker_running_in_another_process(tmp_path):
+    # django-q2 keeps cluster stats in a Django cache: a per-process one
+    # (LocMemCache) meant the web process always reported "clusters": 0.
+    env = process_env(tmp_path)
+    manage(env, "migrate", "--no-input")
+    with running_qcluster(env) as worker:
+        assert clusters_seen(env, wait=30) == 1
+        assert worker.poll() is None
+
+
+def test_the_cluster_stats_are_in_a_cache_every_process_shares():
+    from django.conf import settings
+    from django_q.conf import Conf
+
+    backend = settings.CACHES[Conf.CACHE]["BACKEND"]
+    assert backend == "django.core.cache.backends.db.DatabaseCache"

@@ -1,9 +1,12 @@
 """manage.py load_demo: the demo program and its staff logins, safe to run again."""
 
 import os
+from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.hashers import check_password
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.urls import reverse
@@ -14,6 +17,10 @@ from vanpools.demo import DemoLogin, DemoRefused, DemoResult, load_demo_program
 from vanpools.importer import ImportFailed
 
 SERVER = "http://127.0.0.1:8000"
+# The demo logins' passwords, written when this command sets them, so a re-run
+# that keeps them (and everyone's sessions) can say where they are. Demo only:
+# never written when PRODUCTION is on.
+LOGINS_FILE_NAME = "demo-logins.txt"
 
 
 class Command(BaseCommand):
@@ -51,24 +58,34 @@ class Command(BaseCommand):
         except ImportFailed as exc:
             lines = [str(exc), *(f"  {error}" for error in exc.errors)]
             raise CommandError("\n".join(lines)) from None
+        if not settings.PRODUCTION:
+            _keep_passwords(result.logins)
         self._report_import(result)
         if not options["no_audit"]:
             self.stdout.write("")
             self.stdout.write("Auditing every vanpool:")
             # Outreach runs here, not on a worker: the demo shows its emails at once.
+            newest = _newest_outbound_pk()
             with run_inline():
                 call_command("audit_vanpools", "--all", stdout=self.stdout, stderr=self.stderr)
-            self._report_outreach()
+            self._report_outreach(newest)
         self._report_logins(result)
 
-    def _report_outreach(self) -> None:
-        sent = Message.objects.filter(direction="outbound", status="sent").count()
+    def _report_outreach(self, newest_before: int) -> None:
+        # Only this run's messages: a re-run writes to nobody already written to.
+        made_now = Message.objects.filter(direction="outbound", pk__gt=newest_before)
+        if not made_now.exists():
+            self.stdout.write("Outreach: no new emails to flagged riders.")
+            return
+        sent = made_now.filter(status="sent").count()
         where = (
             f" (written to {settings.EMAIL_FILE_PATH})"
-            if settings.EMAIL_BACKEND.endswith("filebased.EmailBackend")
+            if sent and settings.EMAIL_BACKEND.endswith("filebased.EmailBackend")
             else ""
         )
-        self.stdout.write(f"Outreach: {sent} emails to flagged riders{where}.")
+        unsent = made_now.count() - sent
+        not_yet = f"; {unsent} not sent yet" if unsent else ""
+        self.stdout.write(f"Outreach: {sent} emails to flagged riders{where}{not_yet}.")
 
     def _report_import(self, result: DemoResult) -> None:
         self.stdout.write(f"Imported {result.imported.source}:")
@@ -94,7 +111,54 @@ class Command(BaseCommand):
             self.stdout.write(f"  {login.username:<12} {login.group:<13} {_password_text(login)}")
 
 
+def _newest_outbound_pk() -> int:
+    newest = Message.objects.filter(direction="outbound").order_by("-pk").first()
+    return newest.pk if newest else 0
+
+
+def _logins_file() -> Path:
+    return Path(settings.VAR_DIR) / LOGINS_FILE_NAME
+
+
+def _shown(path: Path) -> str:
+    base = Path(settings.BASE_DIR)
+    return str(path.relative_to(base)) if path.is_relative_to(base) else str(path)
+
+
+def _kept_passwords() -> dict[str, str]:
+    try:
+        text = _logins_file().read_text(encoding="utf-8")
+    except OSError:
+        return {}
+    pairs = (line.split(None, 1) for line in text.splitlines() if not line.startswith("#"))
+    return {pair[0]: pair[1].strip() for pair in pairs if len(pair) == 2}
+
+
+def _keep_passwords(logins: list[DemoLogin]) -> None:
+    set_now = {login.username: login.password for login in logins if login.password}
+    if not set_now:
+        return
+    kept = _kept_passwords() | set_now
+    path = _logins_file()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = [
+        "# The demo logins' passwords, as manage.py load_demo last set them.",
+        *(f"{username} {password}" for username, password in sorted(kept.items())),
+    ]
+    # Created private: the file holds passwords.
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as file:
+        file.write("\n".join(lines) + "\n")
+
+
 def _password_text(login: DemoLogin) -> str:
     if login.password:
         return f"password: {login.password}"
+    kept = _kept_passwords().get(login.username)
+    user = get_user_model().objects.filter(username=login.username).first()
+    # Pointed to only while it is still right (no rehash: a changed hash would log people out).
+    if kept and user is not None and check_password(kept, user.password):
+        where = _shown(_logins_file())
+        return f"password: unchanged, kept in {where} (--reset-passwords sets a new one)"
     return "password: unchanged (--reset-passwords sets a new one)"

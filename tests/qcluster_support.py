@@ -1,0 +1,68 @@
+"""A real `manage.py qcluster` in its own process, and /health asked from another.
+
+Settings load once per process, so both run in fresh interpreters, as a
+worker and a web process would.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def process_env(var_dir: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL"}}
+    return env | {"VAR_DIR": str(var_dir), "LOG_LEVEL": "warning", "Q_WORKERS": "1"} | extra
+
+
+def manage(env: dict[str, str], *args: str) -> str:
+    result = subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()
+
+
+def clusters_seen(env: dict[str, str], wait: float = 0) -> int:
+    """What /health counts as "clusters", from a web process: the first count above 0
+    within `wait` seconds (asked every half second), else 0."""
+    code = (
+        "import time\n"
+        "from poolpatrol.health import queue_status\n"
+        f"deadline = time.monotonic() + {wait}\n"
+        "while not (seen := queue_status()['clusters']) and time.monotonic() < deadline:\n"
+        "    time.sleep(0.5)\n"
+        "print(seen)\n"
+    )
+    return int(manage(env, "shell", "--no-imports", "-c", code).splitlines()[-1])
+
+
+@contextmanager
+def running_qcluster(env: dict[str, str]) -> Iterator[subprocess.Popen]:
+    worker = subprocess.Popen(
+        [sys.executable, "manage.py", "qcluster"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        yield worker
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        try:
+            worker.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(worker.pid, signal.SIGKILL)
+            worker.wait(timeout=10)
