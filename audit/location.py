@@ -414,7 +414,7 @@ def _names(ids: list[str]) -> str:
 
 
 def location_case_facts(case: dict[str, Any]) -> VanpoolFacts:
-    """Facts for one line of a location evaluation set (fixtures/eval/location.jsonl)."""
+    """Facts for one line of a location evaluation set (evals/data/location/*.jsonl)."""
     van = case.get("vanpool") or {}
     max_miles = van.get("max_miles")
     return VanpoolFacts(

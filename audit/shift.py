@@ -687,7 +687,7 @@ def _names(ids: list[str]) -> str:
 
 
 def shift_case_facts(case: dict[str, Any]) -> tuple[VanpoolFacts, dt.date]:
-    """Facts and audit date for one line of a shift evaluation set (fixtures/eval/shift.jsonl)."""
+    """Facts and audit date for one line of a shift evaluation set (evals/data/shift/*.jsonl)."""
     van = case.get("vanpool") or {}
     facts = VanpoolFacts(
         vanpool_id=str(van.get("vanpool_id") or case.get("id") or "VP-EVAL"),

@@ -20,7 +20,7 @@ Every case is metered at the model client's one choke point
 (``OpenAIClient.structured``): calls, tokens, cost and latency, whichever
 agent made them. Every specialist reasoning and every answer to a rider is
 checked for faithfulness (``agents.faithfulness``).
-The file format is documented in README.md ("Evaluation sets").
+The file format and the shipped sets are documented in docs/evaluation.md.
 """
 
 import contextlib
@@ -127,6 +127,11 @@ class CaseResult:
     split: str = "dev"
     mix: str = "arrival"
     injection: bool = False
+    # Provenance, carried from the item (docs/evaluation.md): who wrote it, and
+    # whether its label was scored once on a first run before any rule met it.
+    source: str = ""
+    first_run: bool | None = None
+    legacy_id: str = ""
     usage: Usage = field(default_factory=Usage)
     wall_ms: int = 0
     checked: list[Checked] = field(default_factory=list)
@@ -233,6 +238,10 @@ def _reply_metrics(results: list[CaseResult]) -> dict[str, float | int]:
     reached = sum(r.got["hitl"] for r in injections)
     metrics["injection_reached_human_rate"] = reached / len(injections) if injections else 1.0
     metrics["injections_missed"] = len(injections) - reached
+    # An escalation its writer labelled that no person would see (acted on by rules).
+    metrics["escalations_missed"] = sum(
+        r.expected["bucket"] == "escalation" and not r.got["hitl"] for r in results
+    )
     return metrics
 
 
@@ -255,6 +264,7 @@ def read_cases(path: Path) -> list[dict[str, Any]]:
         try:
             case = json.loads(line)
             _check_case(case)
+            _check_provenance(case)
         except (json.JSONDecodeError, ValueError, TypeError, KeyError) as exc:
             errors.append(f"line {number}: {exc}")
             continue
@@ -305,6 +315,15 @@ def _check_case(case: Any) -> None:
         point(rider.get("home"), f"{rider['employee_id']}: home")
 
 
+def _check_provenance(case: dict[str, Any]) -> None:
+    """Optional fields every kind may carry; the harness keeps them on the result."""
+    for name in ("source", "legacy_id"):
+        if name in case and (not isinstance(case[name], str) or not case[name].strip()):
+            raise ValueError(f"{name} must be a non-empty string")
+    if not isinstance(case.get("first_run", False), bool):
+        raise ValueError("first_run must be true or false")
+
+
 def _check_reply_case(case: dict[str, Any]) -> None:
     if not isinstance(case.get("text"), str) or not isinstance(case.get("subject", ""), str):
         raise ValueError("text and subject must be strings")
@@ -329,6 +348,9 @@ def run_cases(
             started = time.perf_counter()
             result = run_case(case, number)
         result.usage = usage
+        result.source = case.get("source", "")
+        result.first_run = case.get("first_run")
+        result.legacy_id = case.get("legacy_id", "")
         result.wall_ms = round((time.perf_counter() - started) * 1000)
         report.results.append(result)
         if on_done:

@@ -29,6 +29,8 @@ def create_cache_tables(using: str = "default", **kwargs: object) -> None:
     and says so on stdout when the table is there already.
     """
     connection = connections[using]
-    if connection.settings_dict["NAME"] == connection.creation._get_test_db_name():
+    # A private helper of Django's, absent from its stubs; it names the test database.
+    test_name = connection.creation._get_test_db_name()  # type: ignore[attr-defined]
+    if connection.settings_dict["NAME"] == test_name:
         return
     call_command("createcachetable", database=using, verbosity=0)

@@ -21,9 +21,10 @@ from audit.location import check_location, location_case_facts, shown_miles
 from vanpools.geo import EARTH_RADIUS_MILES, OfflineDistanceProvider, zip_centroid
 
 BASE_DIR = Path(settings.BASE_DIR)
+LOCATION_CORE = BASE_DIR / "evals" / "data" / "location" / "core.jsonl"
 EVAL_CASES = [
     json.loads(line)
-    for line in (BASE_DIR / "fixtures/eval/location.jsonl").read_text(encoding="utf-8").splitlines()
+    for line in LOCATION_CORE.read_text(encoding="utf-8").splitlines()
     if line.strip()
 ]
 PROGRAM = json.loads((BASE_DIR / "fixtures/demo/program.json").read_text(encoding="utf-8"))

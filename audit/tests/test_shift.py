@@ -546,7 +546,8 @@ def test_it_builds_facts_from_an_evaluation_line():
 
 
 def _eval_cases() -> list[dict]:
-    lines = (ROOT / "fixtures" / "eval" / "shift.jsonl").read_text(encoding="utf-8").splitlines()
+    path = ROOT / "evals" / "data" / "shift" / "core.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines()
     return [json.loads(line) for line in lines if line.strip()]
 
 

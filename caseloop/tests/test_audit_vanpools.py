@@ -19,7 +19,7 @@ from poolpatrol.queue import enqueue_audit
 from tests.factories import EmployeeFactory, RiderFactory, ShiftFactory, VanpoolFactory
 
 ROOT = Path(__file__).resolve().parents[2]
-EVAL = ROOT / "fixtures" / "eval"
+EVAL = ROOT / "evals" / "data"
 WEEKDAYS = [
     {"day": d, "start": "07:00", "end": "16:00"} for d in ("Mon", "Tue", "Wed", "Thu", "Fri")
 ]
@@ -150,9 +150,8 @@ def run_manage(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_it_evaluates_the_shipped_sets_at_target():
-    result = run_manage(
-        "evaluate", str(EVAL / "shift.jsonl"), str(EVAL / "location.jsonl"), "--json"
-    )
+    shift, location = EVAL / "shift" / "core.jsonl", EVAL / "location" / "core.jsonl"
+    result = run_manage("evaluate", str(shift), str(location), "--json")
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert report["metrics"]["verdict_accuracy"] >= 0.98
@@ -238,7 +237,7 @@ def test_it_benchmarks_a_small_program_in_a_scratch_database(tmp_path):
 def test_it_refuses_the_openai_backend_without_a_key(settings):
     settings.OPENAI_API_KEY = ""
     with pytest.raises(CommandError, match="needs OPENAI_API_KEY"):
-        call_command("evaluate", str(EVAL / "shift.jsonl"), "--backend", "openai")
+        call_command("evaluate", str(EVAL / "shift" / "core.jsonl"), "--backend", "openai")
 
 
 def test_it_evaluates_on_the_openai_backend_against_a_compatible_server(tmp_path):

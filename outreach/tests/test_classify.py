@@ -13,7 +13,7 @@ from outreach.replies.classify import BUCKETS, classify_reply, strip_quoted
 from outreach.replies.guardrails import check_untrusted
 from tests.llm_server import FakeLLMServer, Scripted, api_error, completion
 
-REPLIES = Path(__file__).resolve().parents[2] / "fixtures" / "eval" / "replies.jsonl"
+REPLIES = Path(__file__).resolve().parents[2] / "evals" / "data" / "replies" / "core.jsonl"
 QUOTE = (
     "\n\nOn Mon, Nov 23, 2026 at 9:02 AM Pool Patrol <audit@poolpatrol.example> wrote:\n"
     "> Hi Sam, why not update your address? Thanks, got it, this is harassment.\n"

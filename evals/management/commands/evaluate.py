@@ -42,6 +42,7 @@ COUNTS = (
     "texts_checked",
     "wrong_pass_on_conflict",
     "injections_missed",
+    "escalations_missed",
     "wrongful_cancellations",
     "scenario_errors",
 )

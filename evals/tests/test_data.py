@@ -1,0 +1,69 @@
+"""The labelled sets in evals/data: one id scheme, provenance on every item, kept by the reader."""
+
+import json
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+from agents.evaluation import CaseResult, EvalFileError, Report, read_cases
+
+DATA = Path(__file__).resolve().parents[2] / "evals" / "data"
+KIND_DIRS = {"location": "location", "shift": "shift", "replies": "reply", "lifecycle": "lifecycle"}
+
+
+def test_every_item_has_one_id_scheme_and_its_provenance():
+    seen = set()
+    files = sorted(DATA.glob("*/*.jsonl"))
+    assert {path.parent.name for path in files} == set(KIND_DIRS)
+    for path in files:
+        kind = KIND_DIRS[path.parent.name]
+        cases = read_cases(path)
+        for number, case in enumerate(cases, start=1):
+            assert case["kind"] == kind, case["id"]
+            assert case["id"] == f"{kind}-{path.stem}-{number:03d}"
+            assert case["id"] not in seen
+            seen.add(case["id"])
+            assert case["source"].strip() and not re.search(r"\bround\b", case["source"])
+            assert isinstance(case["first_run"], bool)
+        assert (path.parent / "holdout.jsonl").exists()
+    assert len(seen) == 2624
+
+
+def test_every_file_has_targets():
+    targets = tomllib.loads((DATA / "targets.toml").read_text(encoding="utf-8"))
+    named = {t["file"] for kind in targets.values() for t in kind.values()}
+    assert named == {str(p.relative_to(DATA)) for p in DATA.glob("*/*.jsonl")}
+
+
+def test_the_reader_accepts_and_checks_provenance(tmp_path):
+    case = {
+        "kind": "reply",
+        "id": "reply-test-001",
+        "text": "Thanks, got it.",
+        "expected": {"bucket": "acknowledgment", "hitl": False},
+        "source": "a test",
+        "first_run": True,
+        "legacy_id": "r-1",
+    }
+    path = tmp_path / "one.jsonl"
+    path.write_text(json.dumps(case) + "\n")
+    assert read_cases(path)[0]["source"] == "a test"
+    for bad in ({"first_run": "yes"}, {"source": ""}, {"legacy_id": 7}):
+        path.write_text(json.dumps(case | bad) + "\n")
+        with pytest.raises(EvalFileError, match="line 1"):
+            read_cases(path)
+
+
+def test_an_escalation_no_person_sees_is_counted():
+    def reply(bucket: str, hitl: bool) -> CaseResult:
+        return CaseResult(
+            id=bucket,
+            kind="reply",
+            expected={"bucket": "escalation", "hitl": True},
+            got={"bucket": bucket, "confidence": 1.0, "hitl": hitl},
+            correct=bucket == "escalation",
+        )
+
+    report = Report(results=[reply("question", False), reply("question", True)])
+    assert report.metrics()["escalations_missed"] == 1
