@@ -11,7 +11,7 @@ PY := $(RUN) python
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: help setup setup-dev browser redis demo run test lint format clean
+.PHONY: evaluate help setup setup-dev browser redis demo run test lint format clean
 
 help:
 	@echo "make run    set up, load the demo program and serve it on http://$(HOST):$(PORT)/ (dashboard) and /admin/"
@@ -62,6 +62,10 @@ test: setup-dev browser redis
 	$(RUN) lint-imports
 	$(RUN) mypy
 	$(RUN) pytest
+
+# Every labelled file in evals/data against its own target (evals/data/targets.toml).
+evaluate: setup-dev
+	LOG_LEVEL=warning $(RUN) python manage.py evaluate --suite
 
 format: setup-dev
 	$(RUN) ruff check --fix .
