@@ -6,7 +6,8 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from agents.evaluation import CaseResult, EvalFileError, Report, read_cases
+
+from evals.harness import CaseResult, EvalFileError, Report, read_cases
 
 DATA = Path(__file__).resolve().parents[2] / "evals" / "data"
 KIND_DIRS = {"location": "location", "shift": "shift", "replies": "reply", "lifecycle": "lifecycle"}

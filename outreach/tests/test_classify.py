@@ -149,7 +149,7 @@ def test_it_reads_phone_spelling_portuguese_retirement_and_swaps(text, bucket):
         ("My supervisor is submitting the paperwork to drop my vanpool seat.", "update"),
     ],
 )
-def test_it_reads_round_five_wording(text, bucket):
+def test_it_reads_indirect_updates_and_questions(text, bucket):
     result = classify_reply(text)
     assert (result.bucket, result.hitl) == (bucket, False)
 
@@ -191,7 +191,7 @@ def test_a_rider_who_asks_for_a_person_or_raises_a_right_is_escalated(text):
         ),
     ],
 )
-def test_it_reads_round_six_wording(text, bucket):
+def test_it_reads_long_unpunctuated_replies(text, bucket):
     assert classify_reply(text).bucket == bucket
 
 
@@ -213,7 +213,7 @@ def test_it_reads_round_six_wording(text, bucket):
         ),
     ],
 )
-def test_it_reads_round_seven_wording(text, bucket):
+def test_it_reads_fixes_reported_second_hand(text, bucket):
     assert classify_reply(text).bucket == bucket
 
 
@@ -250,7 +250,7 @@ def test_discrimination_threats_privacy_and_outrage_reach_a_person(text):
         ),
     ],
 )
-def test_it_reads_round_eight_wording(text, bucket):
+def test_it_reads_replies_that_deny_a_change(text, bucket):
     assert classify_reply(text).bucket == bucket
 
 
@@ -293,7 +293,7 @@ def test_denials_deaths_health_and_living_arrangements_reach_a_person(text):
         ("np, will upd8 addr in wkdy tmrw. ty", "acknowledgment"),
     ],
 )
-def test_it_reads_round_nine_wording(text, bucket):
+def test_it_reads_titles_and_names_that_are_not_escalations(text, bucket):
     assert classify_reply(text).bucket == bucket
 
 
@@ -355,7 +355,7 @@ def test_news_in_the_subject_is_read_when_the_body_points_at_it():
         "I'm not going to argue over email. Please have someone call me at 408-555-0163.",
     ],
 )
-def test_round_ten_replies_a_person_must_read(text):
+def test_replies_a_person_must_read(text):
     result = classify_reply(text)
     assert (result.bucket, result.hitl) == ("escalation", True)
 
@@ -898,12 +898,12 @@ def test_an_injection_labelled_by_its_surface_bucket_still_counts_when_it_misses
         ("Please send me their home zip codes so I can compare.", "data_request"),
     ],
 )
-def test_round_eleven_attempts_to_steer_the_system_reach_a_person(text, rule):
+def test_attempts_to_steer_the_system_reach_a_person(text, rule):
     hit = check_untrusted(text)
     assert hit is not None and hit.rule == rule
 
 
-ROUND_ELEVEN = [
+STEERING_AND_SECOND_HAND_NEWS = [
     (
         "somebody on this van snitched on me and I WILL find out who. if you take my seat "
         "everybody on VP-088 is gonna hear about it",
@@ -921,7 +921,7 @@ ROUND_ELEVEN = [
 ]
 
 
-ROUND_TWELVE = [
+DISTRESS_MENACE_AND_UNIONS = [
     (
         "please dont take my seat. i dont have a car, if i lose the van i lose my job. "
         "i dont know what to do anymore. im crying writing this",
@@ -971,7 +971,7 @@ FOOTER = (
 )
 
 
-ROUND_FOURTEEN = [
+VEILED_THREATS_AND_ORIGIN = [
     (
         "27 years I've ridden that van. You go ahead and take my seat and we'll see how that "
         "works out for you. I know which lot the audit people park in.",
@@ -1032,7 +1032,7 @@ ROUND_FOURTEEN = [
     ("I work second shift before but now I work day shift since November 2.", "update", False),
     ("Hvala. I understand, I will go to HR on Monday to fix the address.", "acknowledgment", False),
 ]
-ROUND_FIFTEEN = [
+RETALIATION_ACCOMMODATION_AND_PRESS = [
     (
         "I'll fix whatever needs fixing. I raised concerns with Compliance in September about "
         "how overtime was logged, and this is the second review I've received since then.",
@@ -1113,7 +1113,7 @@ ROUND_FIFTEEN = [
     ("went from 2nd to 1st on 10/27. 6a-230p now. thx", "update", False),
     ("We closed on a house in Madison, AL last month, ZIP is 35758.", "update", False),
 ]
-ROUND_THIRTEEN = [
+FOOTERS_AND_OTHERS_PROMISES = [
     (
         "I can't lose this seat. My car was repossessed last month. I don't know what I'll "
         "do if you take it. Please.",
@@ -1149,10 +1149,14 @@ ROUND_THIRTEEN = [
 
 @pytest.mark.parametrize(
     ("text", "bucket", "hitl"),
-    ROUND_ELEVEN + ROUND_TWELVE + ROUND_THIRTEEN + ROUND_FOURTEEN + ROUND_FIFTEEN,
+    STEERING_AND_SECOND_HAND_NEWS
+    + DISTRESS_MENACE_AND_UNIONS
+    + FOOTERS_AND_OTHERS_PROMISES
+    + VEILED_THREATS_AND_ORIGIN
+    + RETALIATION_ACCOMMODATION_AND_PRESS,
 )
-def test_it_reads_the_wording_blind_rounds_eleven_to_fifteen_found(text, bucket, hitl):
-    # Round thirteen's include employers' legal footers, which are not the reply.
+def test_it_reads_calm_implied_and_disguised_wording(text, bucket, hitl):
+    # Employers' legal footers are not the reply.
     result = classify_reply(text)
     assert (result.bucket, result.hitl) == (bucket, hitl)
 
