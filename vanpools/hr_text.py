@@ -1083,7 +1083,7 @@ _ROTATION_NAMED = re.compile(
 _ROTATION_WORDS = re.compile(
     r"\((?:alternat\w*|rotat\w*)[^()]*\)"
     r"|\(?\b\d+\s*[nd](?:\s*-\s*\d+\s*(?:off|[nd]))+\b\)?"
-    r"|\b(?:rotat\w*|rotacion|dupont|alternat\w*(?: weekly)?)\b"
+    r"|\b(?:(?:rotat\w*|rotacion|alternat\w*)(?: (?:weekly|biweekly|monthly))?|dupont)\b"
     r"|\b(?:d\s*/\s*n|n\s*/\s*d|days?\s*/\s*nights?|nights?\s*/\s*days?|jour\s*/\s*nuit|"
     r"dia\s*/\s*noche)\b"
     r"|\b\d+\s*(?:wks?|weeks?|semaines?)\b|\b(?:8|10|12)\s*h\s*:"
