@@ -390,3 +390,45 @@ def test_a_week_by_week_rotation_keeps_each_weeks_days_and_hours():
         read_schedule_text("Wk1: M-F 0600-1430 | Wk2: M-F 1430-2300 (alternating weekly)")
     legs = [[describe_weekly(r) for r in leg.readings] for leg in raised.value.legs]
     assert legs == [["Mon–Fri 06:00–14:30"], ["Mon–Fri 14:30–23:00"]]
+
+
+@pytest.mark.parametrize(
+    ("text", "hours"),
+    [
+        ("7 on/7 off 0700-1930 (on: Wed 11/25 - Tue 12/1)", [("07:00", "19:30")]),
+        (
+            "7 on/7 off nights 1900-0730, current on-block Mon 11/23 - Sun 11/29",
+            [("19:00", "07:30")],
+        ),
+    ],
+)
+def test_the_dated_block_of_a_days_on_days_off_rotation_names_no_weekly_days(text, hours):
+    with pytest.raises(NoDaysGiven) as raised:
+        read_schedule_text(text)
+    assert raised.value.hours == hours
+
+
+def test_dated_days_outside_a_days_on_days_off_rotation_are_still_refused():
+    with pytest.raises(ScheduleError):
+        read_schedule_text("0700-1930 (on: Wed 11/25 - Tue 12/1)")
+
+
+@pytest.mark.parametrize(
+    ("text", "read"),
+    [
+        ("Back half days; 7a-7p; W(alt) Th F Sa", "Wed–Sat 07:00–19:00"),
+        ("Mon-Fri; 7am-3pm", "Mon–Fri 07:00–15:00"),
+        (
+            "WSR: M-F_0700-1530 | Daily WH 8.00 | Unpaid brk 30 | Emp Subgrp: MAINT",
+            "Mon–Fri 07:00–15:30",
+        ),
+    ],
+)
+def test_hours_and_days_in_separate_fields_are_one_week(text, read):
+    assert describe_weekly(read_schedule_text(text)) == read
+
+
+def test_a_days_field_beside_a_part_with_its_own_days_is_not_joined():
+    # "Fri" has no hours of its own, and the first part already names its days.
+    with pytest.raises(ScheduleError):
+        read_schedule_text("Mon-Thu 7a-5p; Fri")

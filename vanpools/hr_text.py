@@ -293,6 +293,7 @@ def _read_words(text: str) -> list[list[DaySpan]]:
     ]
     # A part of labels alone ("Crew C perm. days", "2-2-3 Pitman") says nothing more.
     parts = [part for part in parts if _RANGE.search(_prepared(part)) or _words_beside_hours(part)]
+    parts = _hours_field_with_days_field(parts)
     days_off = {part: _only_days_off(part) for part in parts}
     off = set().union(*days_off.values())
     parts = [part for part in parts if not days_off[part]]
@@ -328,6 +329,42 @@ def _read_words(text: str) -> list[list[DaySpan]]:
         )
         for chosen in combinations
     ]
+
+
+def _hours_field_with_days_field(parts: list[str]) -> list[str]:
+    """ "Back half days; 7a-7p; W(alt) Th F Sa": hours in one field, days in another, one week.
+
+    Only when a single part holds the hours and nothing beside them, and every
+    other part names days and no hours: they are joined and read as one.
+    """
+    hours_only = [
+        part for part in parts if _RANGE.search(_prepared(part)) and not _words_beside_hours(part)
+    ]
+    others = [part for part in parts if part not in hours_only]
+    if len(hours_only) != 1 or not others:
+        return parts
+    if any(_RANGE.search(_prepared(part)) or not _has_day(part) for part in others):
+        return parts
+    return [" ".join([*others, hours_only[0]])]
+
+
+# "7 on/7 off … (on: Wed 11/25 - Tue 12/1)": the current block of a rotation, as dates.
+_DAYS_ON_AND_OFF = re.compile(r"\b\d\s*on\s*/?\s*\d\s*off\b")
+_DATED_DAY = r"[a-z]{2,9}\.?\s+\d{1,2}/\d{1,2}(?:/\d{2,4})?"
+_DATED_BLOCK = re.compile(
+    rf"\(?\s*(?:(?:current\s+)?(?:on-?block|block|on)\s*:?\s*)?(?P<first>{_DATED_DAY})\s*-\s*"
+    rf"(?P<last>{_DATED_DAY})\s*\)?"
+)
+
+
+def _unless_dated_days(match: re.Match[str]) -> str:
+    """A block of dates ("Mon 11/23 - Sun 11/29") in a days-on/days-off rotation: dropped.
+
+    The days worked rotate, so the dates of the current block are not weekly
+    days; without them no days are named and the check reads every day.
+    """
+    words = [re.match(r"[a-z]+", match[key])[0] for key in ("first", "last")]  # type: ignore[index]
+    return " " if all(_day_word(word) for word in words) else match[0]
 
 
 def _only_days_off(part: str) -> set[str]:
@@ -458,6 +495,9 @@ def _prepared(part: str) -> str:
     # A leave note says when the rider is away, not the hours: "LOA (medical) thru 12/11/26."
     text = _LEAVE_NOTE.sub(" ", text)
     text = re.sub(r"\b(\d{4})\s*(?:hrs|hr|h)\b", r"\1", text)  # "0600hrs"
+    text = text.replace("_", " ")  # "M-F_0700-1530": an export's field joiner
+    if _DAYS_ON_AND_OFF.search(text):
+        text = _DATED_BLOCK.sub(_unless_dated_days, text)
     text = _NOTE.sub(" ", text.replace("|", ","))
     text = _BRACKETED.sub(_drop_bracketed_name, text)
     # "(Garage 2)", "(Bay 14)": a place with its number; "(4 days)": the days named, counted.
