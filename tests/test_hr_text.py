@@ -432,3 +432,20 @@ def test_a_days_field_beside_a_part_with_its_own_days_is_not_joined():
     # "Fri" has no hours of its own, and the first part already names its days.
     with pytest.raises(ScheduleError):
         read_schedule_text("Mon-Thu 7a-5p; Fri")
+
+
+@pytest.mark.parametrize(
+    ("text", "read"),
+    [
+        # Before, "RDOs Sat and Sun" was left whole and read as the days worked.
+        ("RDOs Sat and Sun, 6:00-14:30", "Mon–Fri 06:00–14:30"),
+        ("M-F 7am-3pm, telework Mon and Fri", "Tue–Thu 07:00–15:00"),
+        (
+            "Turno de mañana: 6:00 a.m. a 2:30 p.m., de miércoles a domingo. "
+            "Descanso lunes y martes.",
+            "Wed–Sun 06:00–14:30",
+        ),
+    ],
+)
+def test_days_off_joined_by_and_y_or_et_are_all_off(text, read):
+    assert describe_weekly(read_schedule_text(text)) == read

@@ -884,7 +884,9 @@ def _days_off(rest: str) -> tuple[set[str], set[str], str]:
 
     def taking(into: set[str]) -> Callable[[re.Match[str]], str]:
         def always(match: re.Match[str]) -> str:
-            days = [_day_word(word) for word in re.findall(r"[a-z]+", match["days"])]
+            # "Sat and Sun", "lunes y martes": the words joining the list are not days.
+            words = re.findall(r"[a-z]+", match["days"])
+            days = [_day_word(word) for word in words if word not in ("and", "y", "et")]
             if not days or None in days:
                 return match[0]  # "alt off", "every other off": left for the days to refuse
             into.update(day for day in days if day)
