@@ -29,7 +29,14 @@ from agents.contracts import (
     combine_verdicts,
 )
 from audit.facts import LeaveSpan, RiderFacts, ShiftFacts, VanpoolFacts
-from vanpools.hr_text import AmbiguousHours, NoDaysGiven, read_schedule_text
+from vanpools.hr_text import (
+    AmbiguousHours,
+    NoDaysGiven,
+    RotatingHours,
+    RotationLeg,
+    read_schedule_text,
+    readings_for_part_of_day,
+)
 from vanpools.schedules import (
     WEEKDAYS,
     DaySpan,
@@ -140,11 +147,17 @@ def read_shift(shift: ShiftFacts | None) -> RiderShift:
     try:
         spans = read_schedule_text(text)
     except AmbiguousHours as ambiguous:
-        readings = tuple(WeeklySchedule(tuple(reading)) for reading in ambiguous.readings)
+        # A shift named "Warehouse days" keeps only the readings that start in the day.
+        kept = readings_for_part_of_day(ambiguous.readings, shift.name, text)
+        if len(kept) == 1:
+            return RiderShift(WeeklySchedule(tuple(kept[0])), "schedule_text")
+        readings = tuple(WeeklySchedule(tuple(reading)) for reading in kept)
         shown = " or ".join(reading.describe() for reading in readings)
-        return RiderShift(
-            readings[0], "schedule_text", readings, f"HR's text has no am/pm: read as {shown}"
-        )
+        days_differ = "lone day letter" in str(ambiguous)
+        doubt = "HR's text names a day letter two ways" if days_differ else "HR's text has no am/pm"
+        return RiderShift(readings[0], "schedule_text", readings, f"{doubt}: read as {shown}")
+    except RotatingHours as rotation:
+        return _rotation_shift(rotation.legs)
     except NoDaysGiven as no_days:
         # Any day of the week could be theirs: one reading per day and hours.
         readings = tuple(
@@ -162,6 +175,43 @@ def read_shift(shift: ShiftFacts | None) -> RiderShift:
             "schedule_text",
         ) from None
     return RiderShift(WeeklySchedule(tuple(spans)), "schedule_text")
+
+
+@dataclass(frozen=True)
+class RotationShift(RiderShift):
+    """HR's text names two or more sets of hours worked in turn ("D/N rotation").
+
+    ``legs`` holds each turn's readings; a turn that names no days is read on
+    each day of the week, since a crew rotation works every day in turn.
+    """
+
+    legs: tuple[tuple[Schedule, ...], ...] = ()
+
+
+def _rotation_shift(legs: list[RotationLeg]) -> RotationShift:
+    read = []
+    for leg in legs:
+        if leg.readings:
+            read.append(tuple(WeeklySchedule(tuple(reading)) for reading in leg.readings))
+        else:
+            read.append(
+                tuple(
+                    WeeklySchedule(tuple(parse_weekly([{"day": d, "start": s, "end": e}])))
+                    for s, e in leg.hours
+                    for d in WEEKDAYS
+                )
+            )
+    shown = " / ".join(_leg_label(leg, original) for leg, original in zip(read, legs, strict=True))
+    every = tuple(reading for leg in read for reading in leg)  # cast no vote for the majority
+    return RotationShift(
+        every[0], "schedule_text", every, f"HR's text rotates between {shown}", legs=tuple(read)
+    )
+
+
+def _leg_label(leg: tuple[Schedule, ...], original: RotationLeg) -> str:
+    if not original.readings:
+        return " or ".join(f"{s}–{e}" for s, e in original.hours) + " (days not named)"
+    return " or ".join(reading.describe() for reading in leg)
 
 
 def _weekly(data: object, what: str) -> WeeklySchedule:
@@ -385,6 +435,8 @@ class Judgement:
 
 
 def judge_rider(rider: RiderFacts, shift: RiderShift, audit: Audit) -> RiderOutcome:
+    if isinstance(shift, RotationShift):
+        return _judge_rotation(rider, shift, audit)
     if shift.readings:
         return _judge_readings(rider, shift, audit)
     tally = tally_window(rider, shift.schedule, audit.van.schedule, audit.window, audit.tolerance)
@@ -458,6 +510,67 @@ def _judge_readings(rider: RiderFacts, shift: RiderShift, audit: Audit) -> Rider
         reason=f"{first.reason} {every[0].upper()}{every[1:]}.",
         evidence=[summary, *days],
         recheck=any(outcome.recheck for outcome in outcomes),
+    )
+
+
+def _judge_rotation(rider: RiderFacts, shift: RotationShift, audit: Audit) -> RiderOutcome:
+    """Every leg of a rotation is worked in turn: one that misses the van is a fail.
+
+    A leg misses when each of its readings mismatches the van on the days compared;
+    it fits when each reading that meets a van day matches. Readings that meet no
+    van day (a leg read on a Saturday for a weekday van) say nothing either way.
+    The rotation passes only when every leg fits; anything else goes to a person.
+    """
+    text = rider.shift.text.strip() if rider.shift else ""
+    states: list[tuple[str, Schedule | None]] = []
+    for leg in shift.legs:
+        tallies = [
+            (
+                reading,
+                tally_window(rider, reading, audit.van.schedule, audit.window, audit.tolerance),
+            )
+            for reading in leg
+        ]
+        counted = [(reading, tally) for reading, tally in tallies if tally.compared]
+        if counted and all(tally.mismatched for _, tally in counted):
+            states.append(("fail", counted[0][0]))
+        elif counted and not any(tally.mismatched for _, tally in counted):
+            states.append(("pass", counted[0][0]))
+        else:
+            states.append(("unknown", None))
+    verdicts = [state for state, _ in states]
+    deciding: Verdict | None = (
+        "fail" if "fail" in verdicts else "pass" if set(verdicts) == {"pass"} else None
+    )
+    if deciding is None:
+        problem = Unreadable(
+            text,
+            f"has a rotation whose turns cannot all be settled against the van ({shift.doubt})",
+            "schedule_text",
+        )
+        sentence = f"{rider.employee_id} {problem.reason} (“{text}”)."
+        return unknown_rider(
+            rider.employee_id, problem, _rider_cites(rider, "schedule_text"), sentence
+        )
+    reading = next(schedule for state, schedule in states if state == deciding)
+    assert reading is not None
+    first = judge_rider(rider, RiderShift(reading, shift.field, label=f"“{text}”"), audit)
+    every = (
+        f"{shift.doubt}; the turn read as {reading.describe()} misses the van"
+        if deciding == "fail"
+        else f"{shift.doubt}; every turn fits the van"
+    )
+    summary, *days = first.evidence
+    # judge_rider's first item is always the rider's ShiftSummaryEvidence.
+    assert isinstance(summary, ShiftSummaryEvidence)
+    summary = summary.model_copy(update={"note": f"{summary.note}; {every}"})
+    return RiderOutcome(
+        employee_id=rider.employee_id,
+        verdict=deciding,
+        confidence=max(1, first.confidence - 1),
+        reason=f"{first.reason} {every[0].upper()}{every[1:]}.",
+        evidence=[summary, *days],
+        recheck=first.recheck,
     )
 
 

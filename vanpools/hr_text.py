@@ -31,6 +31,7 @@ import itertools
 import re
 import unicodedata
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from vanpools.schedules import (
     WEEKDAYS,
@@ -208,7 +209,16 @@ def read_schedule_text(text: str) -> list[DaySpan]:
     readings = read_schedule_readings(text)
     if len(readings) > 1:
         shown = " or ".join(describe_weekly(reading) for reading in readings)
-        raise AmbiguousHours(f"'{text.strip()}': hours without am/pm read as {shown}", readings)
+        weeks: list[set[str]] = [{span.day for span in reading} for reading in readings]
+        either = set[str]().union(*weeks) - set[str](weeks[0]).intersection(*weeks[1:])
+        if either:
+            names = " or ".join(
+                _FULL_DAY_NAMES[WEEKDAYS.index(day)].title() for day in WEEKDAYS if day in either
+            )
+            why = f"a lone day letter could be {names}:"
+        else:
+            why = "hours without am/pm"
+        raise AmbiguousHours(f"'{text.strip()}': {why} read as {shown}", readings)
     return readings[0]
 
 
@@ -217,11 +227,11 @@ def read_schedule_readings(text: str) -> list[list[DaySpan]]:
     try:
         readings = [parse_compact_weekly(text)]
     except ScheduleError:
-        readings = _read_words(text)
+        readings = _read_either_letter(text)
     else:
         if not all(_is_plausible(*_minutes(span)) for span in readings[0]):
             # "Mon-Fri 7:00-3:30" is compact in shape but not 24-hour in intent.
-            readings = _read_words(text)
+            readings = _read_either_letter(text)
     for spans in readings:
         for span in spans:
             _plausible(*_minutes(span), f"{span.day} {span.start}-{span.end}")
@@ -232,8 +242,46 @@ def _minutes(span: DaySpan) -> tuple[int, int]:
     return minutes_of_day(span.start), minutes_of_day(span.end)
 
 
+def _read_either_letter(text: str) -> list[list[DaySpan]]:
+    """ "0700-1930 M/T/F": a lone "T" (or "S") standing alone is read both ways.
+
+    "M/T/F" is Mon, Tue, Fri or Mon, Thu, Fri: both weeks are kept as readings,
+    and the check decides only where they agree (a 12-hour day misses a
+    07:00-15:30 van either way). Only a letter written as a word of its own, once.
+    """
+    try:
+        return _read_words(text)
+    except _LoneLetter as lone:
+        spots = list(re.finditer(rf"(?<![\w']){lone.letter}(?![\w'])", text, re.IGNORECASE))
+        if len(spots) != 1:
+            raise
+        spot = spots[0]
+        readings: list[list[DaySpan]] = []
+        for day in lone.days:
+            for reading in _read_words(text[: spot.start()] + day + text[spot.end() :]):
+                if reading not in readings:
+                    readings.append(reading)
+        if len(readings) > MAX_READINGS:
+            raise ScheduleError(f"'{text.strip()}': too many ways to read the days") from None
+        return readings
+
+
+class _LoneLetter(ScheduleError):
+    """A day letter its neighbours do not settle: "T" (Tue or Thu), "S" (Sat or Sun)."""
+
+    def __init__(self, message: str, letter: str, days: tuple[str, str]) -> None:
+        super().__init__(message)
+        self.letter = letter
+        self.days = days
+
+
 def _read_words(text: str) -> list[list[DaySpan]]:
     text = _export_fields(text)
+    legs = _rotation_legs(text)
+    if legs:
+        raise RotatingHours(
+            f"'{text.strip()}': more than one range of hours, worked in turn (a rotation)", legs
+        )
     if _ALTERNATE_DAY_NAMED.search(text.lower()) and len(_RANGE.findall(_prepared(text))) > 1:
         # The alternate day and its own hours are spelled out beside it.
         text = re.sub(r"\b9/80\b", " ", text)
@@ -245,6 +293,7 @@ def _read_words(text: str) -> list[list[DaySpan]]:
     ]
     # A part of labels alone ("Crew C perm. days", "2-2-3 Pitman") says nothing more.
     parts = [part for part in parts if _RANGE.search(_prepared(part)) or _words_beside_hours(part)]
+    parts = _hours_field_with_days_field(parts)
     days_off = {part: _only_days_off(part) for part in parts}
     off = set().union(*days_off.values())
     parts = [part for part in parts if not days_off[part]]
@@ -280,6 +329,42 @@ def _read_words(text: str) -> list[list[DaySpan]]:
         )
         for chosen in combinations
     ]
+
+
+def _hours_field_with_days_field(parts: list[str]) -> list[str]:
+    """ "Back half days; 7a-7p; W(alt) Th F Sa": hours in one field, days in another, one week.
+
+    Only when a single part holds the hours and nothing beside them, and every
+    other part names days and no hours: they are joined and read as one.
+    """
+    hours_only = [
+        part for part in parts if _RANGE.search(_prepared(part)) and not _words_beside_hours(part)
+    ]
+    others = [part for part in parts if part not in hours_only]
+    if len(hours_only) != 1 or not others:
+        return parts
+    if any(_RANGE.search(_prepared(part)) or not _has_day(part) for part in others):
+        return parts
+    return [" ".join([*others, hours_only[0]])]
+
+
+# "7 on/7 off … (on: Wed 11/25 - Tue 12/1)": the current block of a rotation, as dates.
+_DAYS_ON_AND_OFF = re.compile(r"\b\d\s*on\s*/?\s*\d\s*off\b")
+_DATED_DAY = r"[a-z]{2,9}\.?\s+\d{1,2}/\d{1,2}(?:/\d{2,4})?"
+_DATED_BLOCK = re.compile(
+    rf"\(?\s*(?:(?:current\s+)?(?:on-?block|block|on)\s*:?\s*)?(?P<first>{_DATED_DAY})\s*-\s*"
+    rf"(?P<last>{_DATED_DAY})\s*\)?"
+)
+
+
+def _unless_dated_days(match: re.Match[str]) -> str:
+    """A block of dates ("Mon 11/23 - Sun 11/29") in a days-on/days-off rotation: dropped.
+
+    The days worked rotate, so the dates of the current block are not weekly
+    days; without them no days are named and the check reads every day.
+    """
+    words = [re.match(r"[a-z]+", match[key])[0] for key in ("first", "last")]  # type: ignore[index]
+    return " " if all(_day_word(word) for word in words) else match[0]
 
 
 def _only_days_off(part: str) -> set[str]:
@@ -410,6 +495,9 @@ def _prepared(part: str) -> str:
     # A leave note says when the rider is away, not the hours: "LOA (medical) thru 12/11/26."
     text = _LEAVE_NOTE.sub(" ", text)
     text = re.sub(r"\b(\d{4})\s*(?:hrs|hr|h)\b", r"\1", text)  # "0600hrs"
+    text = text.replace("_", " ")  # "M-F_0700-1530": an export's field joiner
+    if _DAYS_ON_AND_OFF.search(text):
+        text = _DATED_BLOCK.sub(_unless_dated_days, text)
     text = _NOTE.sub(" ", text.replace("|", ","))
     text = _BRACKETED.sub(_drop_bracketed_name, text)
     # "(Garage 2)", "(Bay 14)": a place with its number; "(4 days)": the days named, counted.
@@ -797,7 +885,9 @@ def _days_off(rest: str) -> tuple[set[str], set[str], str]:
 
     def taking(into: set[str]) -> Callable[[re.Match[str]], str]:
         def always(match: re.Match[str]) -> str:
-            days = [_day_word(word) for word in re.findall(r"[a-z]+", match["days"])]
+            # "Sat and Sun", "lunes y martes": the words joining the list are not days.
+            words = re.findall(r"[a-z]+", match["days"])
+            days = [_day_word(word) for word in words if word not in ("and", "y", "et")]
             if not days or None in days:
                 return match[0]  # "alt off", "every other off": left for the days to refuse
             into.update(day for day in days if day)
@@ -884,7 +974,9 @@ def _letter_days(letters: list[str], part: str) -> list[str]:
             elif _DAY_WORDS.get(before) == "Sat" or (not before and _DAY_WORDS.get(after) == "Mon"):
                 letter = "su"  # "S/M/T/W": a week written from Sunday
             else:
-                raise ScheduleError(f"'{part}': a lone 'S' could be Saturday or Sunday")
+                raise _LoneLetter(
+                    f"'{part}': a lone 'S' could be Saturday or Sunday", "s", ("Sat", "Sun")
+                )
         if letter == "t":
             before = letters[index - 1] if index else ""
             after = letters[index + 1] if index + 1 < len(letters) else ""
@@ -893,7 +985,9 @@ def _letter_days(letters: list[str], part: str) -> list[str]:
             elif before == "w":
                 letter = "th"  # and one after W is Thursday ("MT" or "TF" stay unread)
             else:
-                raise ScheduleError(f"'{part}': a lone 'T' could be Tuesday or Thursday")
+                raise _LoneLetter(
+                    f"'{part}': a lone 'T' could be Tuesday or Thursday", "t", ("Tue", "Thu")
+                )
         days.append(_DAY_WORDS[letter])
     return days
 
@@ -917,3 +1011,157 @@ def _day_item(item: str, part: str) -> list[str]:
     if len(words) == 1 and _LETTER.sub("", item) == "" and len(item) > 1:
         return _letter_days(_LETTER.findall(item), part)  # "MTWThF"
     raise ScheduleError(f"'{part}': '{item}' is not a day, a range of days or 'weekdays'")
+
+
+# --- The shift's name settles am/pm ------------------------------------------------------
+
+# Words that say which part of the day a shift works, as HR names shifts ("Warehouse
+# days", "Care Team Days", "3rd shift", "Swing"), with the starts each allows. Where
+# the hours lack am/pm, a name that says "days" keeps only the morning reading of
+# "6-2:30" (06:00-14:30) and drops the night one (18:00-02:30): a shift named for
+# the day does not start at six in the evening.
+_TIME_OF_DAY_NAMES: dict[str, tuple[re.Pattern[str], tuple[int, int]]] = {
+    # 04:00 to 11:59 ("Days 6-2:30", "1st shift", "Early").
+    "day": (
+        re.compile(r"\b(?:days?|day shift|daytime|1st|first shift|mornings?|early|am shift)\b"),
+        (4 * 60, 12 * 60),
+    ),
+    # 12:00 to 19:59 ("Swing 3-11:30", "2nd shift", "Evenings").
+    "evening": (
+        re.compile(r"\b(?:evenings?|swing|2nd|second shift|afternoons?|pm shift)\b"),
+        (12 * 60, 20 * 60),
+    ),
+    # 18:00 to 03:59 ("Nights 10-6:30", "3rd shift", "Graveyard", "Overnight", "NOC").
+    "night": (
+        re.compile(r"\b(?:nights?|night shift|3rd|third shift|graveyard|overnights?|noc)\b"),
+        (18 * 60, 28 * 60),
+    ),
+}
+# Words in the schedule text itself that name the part of the day: only as a shift
+# ("day shift", "3rd shift"), since "days" alone in a schedule often counts days.
+_TIME_OF_DAY_IN_TEXT = re.compile(
+    r"\b(?:(?:day|night|evening|swing|morning|1st|2nd|3rd|first|second|third)\s+sh(?:ift|ft|fit)"
+    r"|graveyard|overnights?)\b"
+)
+
+
+def part_of_day_named(name: str) -> str | None:
+    """ "day", "evening" or "night" when a shift's name says which, else None.
+
+    "Warehouse days" → "day", "3rd Shift" → "night". A name that doubts itself
+    ("Evening Queue?") or names two parts ("Days/Nights", "Day-Night rotation")
+    says nothing.
+    """
+    text = _prepared_name(name)
+    if not text or "?" in text or re.search(r"\brotat|\balternat|\bd/n\b", text):
+        return None
+    named = [part for part, (words, _) in _TIME_OF_DAY_NAMES.items() if words.search(text)]
+    return named[0] if len(named) == 1 else None
+
+
+def _prepared_name(name: str) -> str:
+    return "".join(
+        c for c in unicodedata.normalize("NFKD", name.lower()) if not unicodedata.combining(c)
+    ).strip()
+
+
+def readings_for_part_of_day(
+    readings: list[list[DaySpan]], name: str, text: str = ""
+) -> list[list[DaySpan]]:
+    """The readings whose every start fits the part of the day the name (or text) says.
+
+    Used only to settle am/pm: when the shift's name says "days" and the hours
+    read 06:00-14:30 or 18:00-02:30, only the first is kept. When the name says
+    nothing, or no reading (or every reading) fits it, the readings are returned
+    as they were, and the check still decides only where they all agree.
+    """
+    part = part_of_day_named(name)
+    if part is None and text:
+        said = _TIME_OF_DAY_IN_TEXT.findall(_prepared_name(text))
+        part = part_of_day_named(" ".join(said)) if said else None
+    if part is None:
+        return readings
+    low, high = _TIME_OF_DAY_NAMES[part][1]
+
+    def fits(reading: list[DaySpan]) -> bool:
+        starts = [minutes_of_day(span.start) for span in reading]
+        return all(low <= start < high or low <= start + 24 * 60 < high for start in starts)
+
+    kept = [reading for reading in readings if fits(reading)]
+    return kept if kept and len(kept) < len(readings) else readings
+
+
+# --- A rotation between two sets of hours ------------------------------------------------
+
+
+class RotatingHours(ScheduleError):
+    """Two or more sets of hours worked in turn ("D/N rotation 0645-1915 / 1845-0715").
+
+    ``legs`` holds each turn of the rotation: its plausible weeks, or, when it
+    names no days (a crew rotation covers every day of the week in turn), the
+    hours alone. The rider works every leg, so a leg that misses the van on the
+    days it runs is a miss, whichever leg is worked this week.
+    """
+
+    def __init__(self, message: str, legs: list["RotationLeg"]) -> None:
+        super().__init__(message)
+        self.legs = legs
+
+
+@dataclass(frozen=True)
+class RotationLeg:
+    readings: list[list[DaySpan]]  # empty when no days are named
+    hours: list[tuple[str, str]]  # the leg's plausible (start, end) when no days are named
+
+
+# Words that say the hours are worked in turn: "rotating D/N", "DuPont", "Wk1 … Wk2 …
+# (alternating weekly)", "rotates 2 wks days then 2 wks nights", "rotation jour/nuit".
+_ROTATION_NAMED = re.compile(
+    r"\b(?:rotat\w*|rotacion|dupont|alternat\w* (?:weekly|weeks?|wks?)|"
+    r"(?:weekly|biweekly) alternat\w*)\b"
+)
+# What a rotation's description adds beside each leg's hours: the rotation and its
+# name, day/night tags, the length of each turn ("2 wks"), the order ("then"), and
+# the DuPont or Pitman sequence in days ("4N-3off-3D-1off-…").
+_ROTATION_WORDS = re.compile(
+    r"\((?:alternat\w*|rotat\w*)[^()]*\)"
+    r"|\(?\b\d+\s*[nd](?:\s*-\s*\d+\s*(?:off|[nd]))+\b\)?"
+    r"|\b(?:(?:rotat\w*|rotacion|alternat\w*)(?: (?:weekly|biweekly|monthly))?|dupont)\b"
+    r"|\b(?:d\s*/\s*n|n\s*/\s*d|days?\s*/\s*nights?|nights?\s*/\s*days?|jour\s*/\s*nuit|"
+    r"dia\s*/\s*noche)\b"
+    r"|\b\d+\s*(?:wks?|weeks?|semaines?)\b|\b(?:8|10|12)\s*h\s*:"
+)
+_LEG_BREAK = re.compile(r"[;,]|\s/\s|\bthen\b|\bpuis\b|\bluego\b")
+
+
+def _rotation_legs(text: str) -> list[RotationLeg] | None:
+    """The legs of a rotation written with each leg's hours, or None if it is not one.
+
+    Each piece of the text (split at ";", ",", " / " or "then") that holds one
+    range of hours is a leg; pieces without hours (a crew, a day-range shared by
+    every leg) go with every leg. Each leg is then read as its own schedule.
+    """
+    lowered = text.lower()
+    if not _ROTATION_NAMED.search(lowered):
+        return None
+    cleaned = _ROTATION_WORDS.sub(" ", re.sub(r"\s*\|\s*", " ; ", lowered))
+    pieces = [piece for piece in _LEG_BREAK.split(cleaned) if piece.strip(" -:()")]
+    ranged = [piece for piece in pieces if _RANGE.search(_prepared(piece))]
+    if len(ranged) < 2:
+        return None
+    if any(len(_RANGE.findall(_prepared(piece))) > 1 for piece in ranged):
+        raise ScheduleError(f"'{text.strip()}': a rotation leg holds two ranges of hours")
+    shared = [piece for piece in pieces if piece not in ranged]
+    legs = []
+    for piece in ranged:
+        leg_text = ", ".join([*shared, piece])
+        try:
+            readings = _read_words(leg_text)
+        except NoDaysGiven as no_days:
+            legs.append(RotationLeg([], no_days.hours))
+            continue
+        for reading in readings:
+            for span in reading:
+                _plausible(*_minutes(span), f"{span.day} {span.start}-{span.end}")
+        legs.append(RotationLeg(readings, []))
+    return legs

@@ -624,3 +624,56 @@ def _demo_rider(employee: dict, shifts: dict[str, ShiftFacts]) -> RiderFacts:
         status=employee["status"],
         leave=tuple(spans),
     )
+
+
+# --- Rotations between two sets of hours; a shift's name settles am/pm ---------------------
+
+
+EVERY_DAY = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+
+
+def test_a_rotation_whose_night_leg_misses_a_day_van_fails():
+    van_days = weekly(EVERY_DAY, "05:50", "18:10")
+    crew = shift("A", text="Crew A – 12s rotating D/N (DuPont), 0600-1800 / 1800-0600")
+    result = check_shift(van(rider("EMP-1", crew), schedule=van_days), MONDAY)
+    assert result.rider_verdicts() == {"EMP-1": "fail"}
+    assert "rotates between 06:00–18:00 (days not named) / 18:00–06:00" in result.reasoning
+
+
+def test_a_week_by_week_rotation_fails_on_the_week_that_misses_the_van():
+    text = shift("P", text="Wk1: M-F 0600-1430 | Wk2: M-F 1430-2300 (alternating weekly)")
+    result = check_shift(
+        van(rider("EMP-1", text), schedule=weekly(WEEKDAYS, "05:50", "14:40")), MONDAY
+    )
+    assert result.rider_verdicts() == {"EMP-1": "fail"}
+
+
+def test_a_rotation_passes_only_when_every_leg_fits_the_van():
+    # Both legs are day hours within tolerance of the van: every turn fits.
+    text = shift("R", text="Rotating weekly: Wk1: M-F 0700-1530 | Wk2: M-F 0705-1535")
+    result = check_shift(van(rider("EMP-1", text)), MONDAY)
+    assert result.rider_verdicts() == {"EMP-1": "pass"}
+    assert "every turn fits the van" in result.riders[0].reason
+
+
+def test_a_rotation_leg_that_only_might_meet_the_van_is_left_to_a_person():
+    # The day leg fits on weekdays; the evening leg's hours are read two ways (no am/pm),
+    # one fitting, one not: nothing is certain.
+    text = shift("R", text="Rotating weekly: Wk1: M-F 0700-1530 | Wk2: M-F 7-3:30")
+    result = check_shift(van(rider("EMP-1", text)), MONDAY)
+    assert result.rider_verdicts() == {"EMP-1": "unknown"}
+
+
+def test_a_shift_named_for_the_day_is_read_as_day_hours():
+    early = weekly(WEEKDAYS, "06:00", "14:30")
+    days = shift("WH", text="M-F 6-2:30", name="Warehouse days")
+    unnamed = shift("OP", text="M-F 6-2:30", name="Operator")
+    result = check_shift(van(rider("EMP-1", days), rider("EMP-2", unnamed), schedule=early), MONDAY)
+    assert result.rider_verdicts() == {"EMP-1": "pass", "EMP-2": "unknown"}
+
+
+def test_a_lone_t_is_decided_when_both_days_miss_the_van():
+    text = shift("LAB", text="Lab 12s 0700-1930 M/T/F")
+    result = check_shift(van(rider("EMP-1", text)), MONDAY)
+    assert result.rider_verdicts() == {"EMP-1": "fail"}
+    assert "names a day letter two ways" in result.reasoning

@@ -5,8 +5,11 @@ import pytest
 from vanpools.hr_text import (
     AmbiguousHours,
     NoDaysGiven,
+    RotatingHours,
+    part_of_day_named,
     read_schedule_readings,
     read_schedule_text,
+    readings_for_part_of_day,
 )
 from vanpools.schedules import ScheduleError, describe_weekly
 
@@ -308,3 +311,141 @@ def test_an_unwritten_meridiem_takes_the_shorter_shift():
 def test_it_refuses_what_it_would_have_to_guess(text, why):
     with pytest.raises(ScheduleError, match=why):
         read_schedule_text(text)
+
+
+# --- A shift's name settles am/pm; a lone day letter; rotations between two sets of hours ---
+
+
+@pytest.mark.parametrize(
+    ("name", "part"),
+    [
+        ("Warehouse days", "day"),
+        ("Care Team Days", "day"),
+        ("1st Shift", "day"),
+        ("Tier 1 Early", "day"),
+        ("Swing", "evening"),
+        ("2nd shift", "evening"),
+        ("3rd Shift", "night"),
+        ("Graveyard", "night"),
+        ("Evening Queue?", None),  # a name that doubts itself says nothing
+        ("Days/Nights", None),  # two parts of the day
+        ("Rotating D/N", None),
+        ("Plant", None),
+        ("", None),
+    ],
+)
+def test_a_shift_name_says_which_part_of_the_day_it_works(name, part):
+    assert part_of_day_named(name) == part
+
+
+def test_a_shift_named_for_the_day_keeps_the_morning_reading_of_hours_without_am_pm():
+    readings = read_schedule_readings("M-F 6-2:30")
+    kept = readings_for_part_of_day(readings, "Warehouse days")
+    assert [describe_weekly(reading) for reading in kept] == ["Mon–Fri 06:00–14:30"]
+    night = readings_for_part_of_day(read_schedule_readings("Sun-Thu 10-6:30"), "Nights")
+    assert [describe_weekly(reading) for reading in night] == [
+        "Mon–Thu 22:00–06:30, Sun 22:00–06:30"
+    ]
+    # A name that says nothing keeps both; so does a name no reading fits.
+    assert len(readings_for_part_of_day(readings, "Operator")) == 2
+    assert len(readings_for_part_of_day(read_schedule_readings("Mon-Fri 2-10:30"), "Days")) == 2
+    # In the text, only a shift named as such counts ("7 days" counts days).
+    assert len(readings_for_part_of_day(readings, "", "Day shift M-F 6-2:30")) == 1
+    assert len(readings_for_part_of_day(readings, "", "7 days 6-2:30")) == 2
+
+
+def test_a_lone_t_between_other_letters_is_read_both_ways():
+    with pytest.raises(AmbiguousHours, match="could be Tuesday or Thursday") as raised:
+        read_schedule_text("Lab 12s 0700-1930 M/T/F")
+    assert [describe_weekly(reading) for reading in raised.value.readings] == [
+        "Mon/Tue 07:00–19:30, Fri 07:00–19:30",
+        "Mon 07:00–19:30, Thu/Fri 07:00–19:30",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "legs"),
+    [
+        ("D/N rotation 0645-1915 / 1845-0715", [[("06:45", "19:15")], [("18:45", "07:15")]]),
+        ("Crew A – 12s rotating D/N (DuPont), 0600-1800 / 1800-0600", None),
+        ("D crew 12hr - rotates 2 wks days (0600-1800) then 2 wks nights (1800-0600)", None),
+        (
+            "DuPont rotation, Crew B. Days 0600-1800 / Nights 1800-0600 "
+            "(4N-3off-3D-1off-3N-3off-4D-7off)",
+            None,
+        ),
+        ("Rotation jour/nuit 12 h : jour 6 h à 18 h, nuit 18 h à 6 h (équipe D)", None),
+    ],
+)
+def test_a_rotation_between_two_sets_of_hours_keeps_each_leg(text, legs):
+    with pytest.raises(RotatingHours, match="one range of hours") as raised:
+        read_schedule_text(text)
+    read = [leg.hours for leg in raised.value.legs]
+    assert len(read) == 2 and all(leg.readings == [] for leg in raised.value.legs)
+    assert read == (legs or [[("06:00", "18:00")], [("18:00", "06:00")]])
+
+
+def test_a_week_by_week_rotation_keeps_each_weeks_days_and_hours():
+    with pytest.raises(RotatingHours) as raised:
+        read_schedule_text("Wk1: M-F 0600-1430 | Wk2: M-F 1430-2300 (alternating weekly)")
+    legs = [[describe_weekly(r) for r in leg.readings] for leg in raised.value.legs]
+    assert legs == [["Mon–Fri 06:00–14:30"], ["Mon–Fri 14:30–23:00"]]
+
+
+@pytest.mark.parametrize(
+    ("text", "hours"),
+    [
+        ("7 on/7 off 0700-1930 (on: Wed 11/25 - Tue 12/1)", [("07:00", "19:30")]),
+        (
+            "7 on/7 off nights 1900-0730, current on-block Mon 11/23 - Sun 11/29",
+            [("19:00", "07:30")],
+        ),
+    ],
+)
+def test_the_dated_block_of_a_days_on_days_off_rotation_names_no_weekly_days(text, hours):
+    with pytest.raises(NoDaysGiven) as raised:
+        read_schedule_text(text)
+    assert raised.value.hours == hours
+
+
+def test_dated_days_outside_a_days_on_days_off_rotation_are_still_refused():
+    with pytest.raises(ScheduleError):
+        read_schedule_text("0700-1930 (on: Wed 11/25 - Tue 12/1)")
+
+
+@pytest.mark.parametrize(
+    ("text", "read"),
+    [
+        ("Back half days; 7a-7p; W(alt) Th F Sa", "Wed–Sat 07:00–19:00"),
+        ("Mon-Fri; 7am-3pm", "Mon–Fri 07:00–15:00"),
+        (
+            "WSR: M-F_0700-1530 | Daily WH 8.00 | Unpaid brk 30 | Emp Subgrp: MAINT",
+            "Mon–Fri 07:00–15:30",
+        ),
+    ],
+)
+def test_hours_and_days_in_separate_fields_are_one_week(text, read):
+    assert describe_weekly(read_schedule_text(text)) == read
+
+
+def test_a_days_field_beside_a_part_with_its_own_days_is_not_joined():
+    # "Fri" has no hours of its own, and the first part already names its days.
+    with pytest.raises(ScheduleError):
+        read_schedule_text("Mon-Thu 7a-5p; Fri")
+
+
+@pytest.mark.parametrize(
+    ("text", "read"),
+    [
+        # Before, "RDOs Sat and Sun" was left whole and read as the days worked.
+        ("RDOs Sat and Sun, 6:00-14:30", "Mon–Fri 06:00–14:30"),
+        ("M-F 7am-3pm, telework Mon and Fri", "Tue–Thu 07:00–15:00"),
+        (
+            "Turno de mañana: 6:00 a.m. a 2:30 p.m., de miércoles a domingo. "
+            "Descanso lunes y martes.",
+            "Wed–Sun 06:00–14:30",
+        ),
+    ],
+)
+def test_days_off_joined_by_and_y_or_et_are_all_off(text, read):
+    assert describe_weekly(read_schedule_text(text)) == read
