@@ -390,7 +390,7 @@ def test_it_counts_only_the_emails_this_run_sent(monkeypatch):
 
     # Outside a test's transaction the command's sends run as each audit
     # commits, before it counts them; here they would wait for the test's end.
-    monkeypatch.setattr("outreach.tasks.transaction", SimpleNamespace(on_commit=lambda fn: fn()))
+    monkeypatch.setattr("poolpatrol.queue.transaction", SimpleNamespace(on_commit=lambda fn: fn()))
 
     first = load_demo("--password", PASSWORD)
     sent = Message.objects.filter(direction="outbound", status="sent").count()
