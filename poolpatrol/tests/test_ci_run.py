@@ -37,7 +37,9 @@ def run_ci(tmp_path: Path, stub_starts: str, postgres_tests_exit: int) -> tuple[
     (tmp_path / "bin").mkdir()
     executable(tmp_path / "bin" / "make", MAKE_STUB)
     calls = tmp_path / "calls"
-    env = os.environ | {
+    # The stub tells the PostgreSQL pass by DATABASE_URL: never inherit the caller's.
+    inherited = {name: value for name, value in os.environ.items() if name != "DATABASE_URL"}
+    env = inherited | {
         "PATH": f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}",
         "CALLS": str(calls),
         "STUB_STARTS": stub_starts,
