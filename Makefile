@@ -8,8 +8,15 @@ UV ?= $(shell command -v uv 2>/dev/null || echo .tools/bin/uv)
 # checking it): every target syncs first through setup/setup-dev, so run as is.
 RUN := $(UV) run --no-sync
 PY := $(RUN) python
+# Python caches compiled bytecode unless told not to; some machines set
+# PYTHONDONTWRITEBYTECODE, which recompiles Django and every test module in
+# every process (about 10 s a test run, 1–2 s each manage.py start).
+unexport PYTHONDONTWRITEBYTECODE
 HOST ?= 127.0.0.1
 PORT ?= 8000
+# pytest-xdist processes for the unit suite (one per core); the browser tests
+# drive one Chromium and run on their own afterwards.
+TEST_WORKERS ?= auto
 
 .PHONY: evaluate help setup setup-dev browser redis demo run test lint format clean
 
@@ -61,11 +68,14 @@ test: setup-dev browser redis
 	$(RUN) ruff format --check .
 	$(RUN) lint-imports
 	$(RUN) mypy
-	$(RUN) pytest
+	$(RUN) pytest -n $(TEST_WORKERS) --dist worksteal -m "not evaluation" --ignore=dashboard/tests/browser
+	$(RUN) pytest dashboard/tests/browser
 
-# Every labelled file in evals/data against its own target (evals/data/targets.toml).
+# Every labelled file in evals/data against its own target (evals/data/targets.toml),
+# then the tests that run evaluate and the bench_* commands end to end.
 evaluate: setup-dev
 	LOG_LEVEL=warning $(RUN) python manage.py evaluate --suite
+	$(RUN) pytest -n $(TEST_WORKERS) --dist worksteal -m evaluation
 
 format: setup-dev
 	$(RUN) ruff check --fix .

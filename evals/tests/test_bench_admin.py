@@ -6,9 +6,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.evaluation
 def test_it_reports_constant_changelist_queries_without_touching_real_data(tmp_path):
     env = {**os.environ, "VAR_DIR": str(tmp_path)}
     env.pop("DATABASE_URL", None)

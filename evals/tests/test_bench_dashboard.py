@@ -6,10 +6,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = {"review-queue", "case-list", "case-detail", "vanpool-detail", "program"}
 
 
+@pytest.mark.evaluation
 def test_it_times_every_page_at_a_tiny_size_without_touching_real_data(tmp_path):
     env = {**os.environ, "VAR_DIR": str(tmp_path)}
     env.pop("DATABASE_URL", None)

@@ -11,6 +11,7 @@ from django.core.management import CommandError, call_command
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.evaluation
 def test_it_sends_receives_and_acts_once_each_on_a_small_program(tmp_path):
     env = {**os.environ, "VAR_DIR": str(tmp_path)}
     env.pop("DATABASE_URL", None)

@@ -79,7 +79,9 @@ class StubModels:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        ).start()
 
     @property
     def base_url(self) -> str:
@@ -148,6 +150,7 @@ def sets(tmp_path):
     return [str(audit), str(lifecycle)]
 
 
+@pytest.mark.evaluation
 def test_it_compares_backends_side_by_side(stub, sets):
     result = evaluate(stub, "--compare", "rules", "openai:model-a", "openai:model-b", *sets)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -166,6 +169,7 @@ def test_it_compares_backends_side_by_side(stub, sets):
     assert {model for model, _ in stub.calls} == {"model-a", "model-b"}
 
 
+@pytest.mark.evaluation
 def test_it_prints_one_json_document_per_backend_and_a_judge_scores_clarity(stub, sets):
     result = evaluate(
         stub, "--compare", "rules", "openai:model-a", *sets, "--json", EVAL_JUDGE_MODEL="judge-1"

@@ -3,7 +3,6 @@ from django.db import OperationalError
 
 from tests.qcluster_support import (
     clusters_seen,
-    manage,
     process_env,
     running_qcluster,
 )
@@ -54,11 +53,10 @@ def test_it_only_answers_get(client):
     assert client.post("/health").status_code == 405
 
 
-def test_it_counts_a_worker_running_in_another_process(tmp_path):
+def test_it_counts_a_worker_running_in_another_process(migrated_var_dir):
     # django-q2 keeps cluster stats in a Django cache: a per-process one
     # (LocMemCache) meant the web process always reported "clusters": 0.
-    env = process_env(tmp_path)
-    manage(env, "migrate", "--no-input")
+    env = process_env(migrated_var_dir)
     with running_qcluster(env) as worker:
         assert clusters_seen(env, wait=30) == 1
         assert worker.poll() is None

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.qcluster_support import clusters_seen, manage, process_env, running_qcluster
+from tests.qcluster_support import clusters_seen, process_env, running_qcluster
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -90,10 +90,9 @@ def test_the_cache_and_so_the_api_throttle_counts_are_shared_between_hosts(redis
     assert shell(read, redis_url, tmp_path) == "7"
 
 
-def test_health_counts_a_worker_running_on_another_host(redis_url, tmp_path):
+def test_health_counts_a_worker_running_on_another_host(redis_url, migrated_var_dir):
     # The Redis broker keeps django-q2's cluster stats in Redis itself.
-    env = process_env(tmp_path, REDIS_URL=redis_url)
-    manage(env, "migrate", "--no-input")
+    env = process_env(migrated_var_dir, REDIS_URL=redis_url)
     with running_qcluster(env) as worker:
         assert clusters_seen(env, wait=30) == 1
         assert worker.poll() is None

@@ -13,7 +13,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from tests.qcluster_support import ROOT, manage, process_env
+from tests.qcluster_support import ROOT, process_env
 
 
 def debug_env(var_dir: Path) -> dict[str, str]:
@@ -48,13 +48,12 @@ def test_django_log_lines_print_once(tmp_path):
     assert "AXES: BEGIN" not in output
 
 
-def test_runserver_says_each_startup_line_once(tmp_path):
-    env = debug_env(tmp_path)
-    manage(env, "migrate", "--no-input")
+def test_runserver_says_each_startup_line_once(migrated_var_dir):
+    env = debug_env(migrated_var_dir)
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    log = tmp_path / "runserver.log"
+    log = migrated_var_dir / "runserver.log"
     with log.open("w") as out:
         server = subprocess.Popen(
             [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}"],
