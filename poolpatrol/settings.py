@@ -365,6 +365,12 @@ if REDIS_URL:
             "KEY_PREFIX": "poolpatrol",
         }
     }
+    if RUNNING_TESTS:
+        # pytest-xdist runs several test processes against one Redis: a shared
+        # cache would mix their throttle counts and each test's cache.clear()
+        # would empty the others'. Each test process keeps its own; sharing
+        # across hosts is tested with real processes (poolpatrol/tests/test_queue.py).
+        CACHES["default"] = {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
 else:
     Q_CLUSTER["orm"] = "default"
     # django-q2 keeps each cluster's stats (what /health counts as "clusters")
@@ -447,6 +453,14 @@ SHIFT_TOLERANCE_MINUTES = env_int("SHIFT_TOLERANCE_MINUTES", 30, minimum=0)
 AUDIT_WINDOW_DAYS = env_int("AUDIT_WINDOW_DAYS", 7, minimum=1)
 # A rider's reply classified below this confidence (0-1) goes to a human to label.
 REPLY_CONFIDENCE_THRESHOLD = env_float("REPLY_CONFIDENCE_THRESHOLD", 0.7, minimum=0)
+# The reader's escalation probability at or above which a reply goes to a person.
+# Unset: the threshold the reader was trained with, chosen for recall on held-out
+# replies (docs/evaluation.md shows what each value costs in automation).
+REPLY_ESCALATION_THRESHOLD = (
+    env_float("REPLY_ESCALATION_THRESHOLD", 0.0, minimum=0)
+    if env_str("REPLY_ESCALATION_THRESHOLD").strip()
+    else None
+)
 
 # --- Logging: plain text in development, JSON lines in production. The
 # context filter stamps every record with the request id and, inside tasks and

@@ -1,0 +1,59 @@
+"""Rebuild the learned reply reader from the labelled replies (deterministic)."""
+
+from typing import Any
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from evals import reply_model
+from outreach.replies.reader import ARTIFACT
+
+
+class Command(BaseCommand):
+    help = (
+        "Train the reply reader from evals/data/replies (all files but the sealed holdout), "
+        "calibrate it and set its escalation threshold on grouped held-out readings, and "
+        "write outreach/replies/reader.json.gz. --check only compares with the committed file."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "--check",
+            action="store_true",
+            help="exit 1 if retraining does not reproduce the committed artifact byte for byte",
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        training = reply_model.train(settings.REPLY_CONFIDENCE_THRESHOLD)
+        data = reply_model.artifact_bytes(training.document)
+        self._report(training, len(data))
+        if options["check"]:
+            if not ARTIFACT.exists() or ARTIFACT.read_bytes() != data:
+                raise CommandError(
+                    f"{ARTIFACT.name} is not what training builds: run train_reply_model"
+                )
+            self.stdout.write(f"{ARTIFACT.name} is reproduced exactly")
+            return
+        ARTIFACT.write_bytes(data)
+        self.stdout.write(f"wrote {ARTIFACT} ({len(data) / 1024:.0f} KiB)")
+
+    def _report(self, training: reply_model.Training, size: int) -> None:
+        document = training.document
+        policy = reply_model.Policy(
+            document["escalation_threshold"], settings.REPLY_CONFIDENCE_THRESHOLD
+        )
+        held = reply_model.score(training.examples, training.held_out_probs, policy)
+        features = sum(len(block["terms"]) for block in document["blocks"])
+        self.stdout.write(
+            f"trained on {document['meta']['replies']} replies "
+            f"({', '.join(document['meta']['trained_on'])}); {features} features; "
+            f"temperature {document['temperature']}; "
+            f"escalation threshold {document['escalation_threshold']:.2f}"
+        )
+        self.stdout.write(
+            "grouped held-out (one source out at a time): "
+            f"bucket accuracy {held['bucket_accuracy']:.1%}, "
+            f"escalation recall {held['escalation_recall']:.1%} of {held['escalations']}, "
+            f"escalations acted on without a person {held['escalations_acted_on_without_a_person']}, "
+            f"automation {held['automation']:.1%}"
+        )
