@@ -58,6 +58,7 @@ Status = Case.Status
 Kind = PendingAction.Kind
 WAITING = (Status.OPEN, Status.PENDING_REPLY)
 AT_THE_LIMIT = "the rider replied while a cancellation was waiting, after the last re-audit"
+WHILE_CANCELLING = "the rider replied while a cancellation was waiting"
 
 
 # --- Who is written to ---------------------------------------------------------------------
@@ -175,21 +176,45 @@ def _act_on_reply(ctx: ReplyContext) -> str:
         )
         return "filed"
     result = classify(message, ctx.case)
+    escalated_before = _had_escalation(ctx.case, message)
     _mark_processed(message, result)
-    if ctx.case.status == Status.PRE_CANCEL:
-        if ctx.case.reaudit_count >= settings.MAX_REAUDITS:
-            # Out of re-audits: replying must not buy another round each time.
-            ctx = _withdraw_cancellations(ctx, to_status=Status.HITL_REVIEW)
-            return ask_for_label(ctx, result, why=AT_THE_LIMIT)
-        ctx = _withdraw_cancellations(ctx, to_status=Status.PENDING_REPLY)
+    if ctx.case.status == Status.PRE_CANCEL or _cancellation_waiting(ctx.case):
+        # Product rule: whatever the reply says, nothing is cancelled over the
+        # rider's newer words without a person reading them. The waiting
+        # cancellations are withdrawn and the case waits for that person.
+        why = AT_THE_LIMIT if ctx.case.reaudit_count >= settings.MAX_REAUDITS else WHILE_CANCELLING
+        ctx = _withdraw_cancellations(ctx, to_status=Status.HITL_REVIEW)
+        return ask_for_label(ctx, result, why=why)
+    if escalated_before:
+        # Product rule: once a rider has escalated, a person reads every later reply.
+        return ask_for_label(ctx, result, why="the rider escalated earlier on this case")
     if ctx.case.status == Status.HITL_REVIEW and not _only_readings_pending(ctx.case):
         # A person is deciding something of substance on this case (a draft, a
         # ruling); this reply joins the queue rather than moving the case under
         # their feet.
         return ask_for_label(ctx, result, why="the case is already waiting for a person")
     if result.hitl and result.bucket != "escalation":
-        return ask_for_label(ctx, result, why="the classifier was not confident")
+        return ask_for_label(ctx, result, why="the reader was not confident")
     return act_on_bucket(ctx, result.bucket, actor=AGENT)
+
+
+def _cancellation_waiting(case: Case) -> bool:
+    return PendingAction.objects.filter(
+        case=case, kind=Kind.CANCEL_MEMBERSHIP, status=PendingAction.Status.PENDING
+    ).exists()
+
+
+def _had_escalation(case: Case, message: Message) -> bool:
+    """Whether an earlier reply on the case was an escalation (read or labelled so)."""
+    return (
+        Message.objects.filter(
+            thread__case=case,
+            direction=Message.Direction.INBOUND,
+            bucket="escalation",
+        )
+        .exclude(pk=message.pk)
+        .exists()
+    )
 
 
 def _only_readings_pending(case: Case) -> bool:
@@ -257,6 +282,14 @@ def has_pending_actions(case: Case) -> bool:
 
 
 def ask_for_label(ctx: ReplyContext, result: ReplyClassification, *, why: str) -> str:
+    """A card for a person: the reader's best guess, its reason and a holding reply.
+
+    An escalation never waits as a bare label: its drafted holding reply goes
+    to the queue for approval (``hold_for_review``), whatever the path here.
+    """
+    if result.bucket == "escalation":
+        return hold_for_review(ctx)
+    holding = render_email("holding_reply", rider_facts(ctx.case, ctx.employee))
     request_review(
         ctx.case,
         Kind.LABEL_REPLY,
@@ -267,6 +300,9 @@ def ask_for_label(ctx: ReplyContext, result: ReplyClassification, *, why: str) -
             "reasoning": result.reasoning,
             "why": why,
             "employee_id": ctx.employee.employee_id,
+            "also": result.also,
+            # Drafted in advance: labelled an escalation, this is what goes for approval.
+            "holding_reply": {"subject": holding.subject, "text": holding.text},
         },
         actor=AGENT,
         note=f"reply {ctx.message.message_id} needs a person to label it: {why}",

@@ -139,7 +139,8 @@ def softmax(logits: np.ndarray, temperature: float) -> np.ndarray:
 
 def fit_temperature(logits: np.ndarray, buckets: Sequence[str]) -> float:
     """The temperature that makes held-out probabilities honest (least log loss)."""
-    truth = np.array([BUCKETS.index(b) for b in buckets])  # type: ignore[arg-type]
+    order: list[str] = list(BUCKETS)
+    truth = np.array([order.index(b) for b in buckets])
 
     def loss(t: float) -> float:
         probs = softmax(logits, t)

@@ -282,7 +282,9 @@ def test_a_reply_while_a_draft_waits_for_review_joins_the_queue(case, van, run):
     case.refresh_from_db()
     assert case.status == Status.HITL_REVIEW
     label = PendingAction.objects.get(kind="label_reply")
-    assert label.payload["why"] == "the case is already waiting for a person"
+    # Once a rider has escalated, a person reads every later reply (product rule).
+    assert label.payload["why"] == "the rider escalated earlier on this case"
+    assert label.payload["suggested_bucket"] == "update"
     assert case.reaudit_count == 0
 
 
@@ -421,25 +423,35 @@ def test_a_reply_during_pre_cancel_withdraws_the_cancellation_before_anyone_appr
     assert withdrawn.data["withdrawn"] == 1
 
 
-def test_an_update_during_pre_cancel_that_fixes_the_record_closes_the_case_with_no_person(
-    case, van, run, _frozen_time
+def test_an_update_during_pre_cancel_goes_to_a_person_whose_label_closes_a_fixed_case(
+    case, van, run, _frozen_time, coordinator
 ):
     case = pre_cancelled(case, run, _frozen_time)
     far = far_rider(van)
     fix_home(far)
     deliver(run, reply(case, far, "I updated my home address in the portal yesterday."))
     case.refresh_from_db()
+    # Product rule: nothing moves on a reply that arrives while a cancellation waits.
+    assert case.status == Status.HITL_REVIEW
+    label = PendingAction.objects.get(kind="label_reply", status="pending")
+    assert (label.payload["why"], label.payload["suggested_bucket"]) == (
+        "the rider replied while a cancellation was waiting",
+        "update",
+    )
+    assert label.payload["holding_reply"]["text"]
+    run(decisions.approve, label, by=coordinator, edits={"bucket": "update"})
+    case.refresh_from_db()
     assert (case.status, case.outcome) == (Status.CLOSED, Case.Outcome.RESOLVED)
-    assert not PendingAction.objects.filter(status="pending").exists()
-    assert PendingAction.objects.filter(decided_by__isnull=False).count() == 0
 
 
 def test_an_update_during_pre_cancel_that_fixes_nothing_waits_again_then_comes_back(
-    case, van, run, _frozen_time
+    case, van, run, _frozen_time, coordinator
 ):
     case = pre_cancelled(case, run, _frozen_time)
     far = far_rider(van)
     deliver(run, reply(case, far, "I updated my home address in the portal yesterday."))
+    label = PendingAction.objects.get(kind="label_reply", status="pending")
+    run(decisions.approve, label, by=coordinator, edits={"bucket": "update"})
     case.refresh_from_db()
     assert case.status == Status.PENDING_REPLY
     assert case.reply_deadline == timezone.now() + dt.timedelta(days=7)
@@ -451,16 +463,26 @@ def test_an_update_during_pre_cancel_that_fixes_nothing_waits_again_then_comes_b
     assert fresh.payload["employee_id"] == far.employee_id
 
 
-def test_a_question_during_pre_cancel_is_answered_and_the_rider_gets_the_waiting_period(
+def test_a_question_during_pre_cancel_waits_for_a_person_not_an_automatic_answer(
     case, van, run, _frozen_time
 ):
     case = pre_cancelled(case, run, _frozen_time)
     far = far_rider(van)
     deliver(run, reply(case, far, "How do you measure the distance to the pickup?"))
     case.refresh_from_db()
-    assert case.status == Status.PENDING_REPLY
-    assert case.reply_deadline == timezone.now() + dt.timedelta(days=7)
-    assert Message.objects.filter(template="answer", employee=far).count() == 1
+    assert case.status == Status.HITL_REVIEW
+    assert PendingAction.objects.get(kind="cancel_membership").status == "superseded"
+    label = PendingAction.objects.get(kind="label_reply", status="pending")
+    assert label.payload["suggested_bucket"] == "question"
+    assert not Message.objects.filter(template="answer").exists()
+
+
+def test_an_escalation_on_any_path_gets_a_drafted_holding_reply(case, van, run, _frozen_time):
+    case = pre_cancelled(case, run, _frozen_time)
+    deliver(run, reply(case, far_rider(van), "I am speaking to my union rep about this."))
+    draft = PendingAction.objects.get(kind="review_email", status="pending")
+    assert draft.payload["template"] == "holding_reply" and draft.payload["text"]
+    assert not PendingAction.objects.filter(kind="label_reply").exists()
 
 
 def test_at_the_reaudit_limit_a_reply_during_pre_cancel_goes_to_a_person(

@@ -232,8 +232,6 @@ def _expand_shorthand(text: str) -> str:
     return _SHORTHAND_RE.sub(lambda match: _SHORTHAND[match[0]], text)
 
 
-
-
 def rider_words(text: str, subject: str = "") -> str:
     """What the reader reads: the rider's own words, normalised.
 
@@ -362,14 +360,14 @@ def _ask_model(
         if call is None:
             error = parent.children[-1].error
             return rules.model_copy(
-                update={"reasoning": f"{rules.reasoning} Model unavailable ({error}); the reader used."}
+                update={"reasoning": f"{rules.reasoning} Model unavailable ({error}); reader used."}
             )
     else:
         try:
             call = client.structured(AGENT, prompt.version, prompt.text, user, ModelReplyLabel)
         except llm.ModelError as error:
             return rules.model_copy(
-                update={"reasoning": f"{rules.reasoning} Model unavailable ({error}); the reader used."}
+                update={"reasoning": f"{rules.reasoning} Model unavailable ({error}); reader used."}
             )
     label = call.parsed
     return _labelled(

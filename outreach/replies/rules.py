@@ -81,7 +81,7 @@ RULES: tuple[EscalationRule, ...] = (
     ),
     EscalationRule(
         name="discrimination_or_harassment",
-        reason="a claim of discrimination, harassment or retaliation is never answered by a machine",
+        reason="a claim of discrimination, harassment or retaliation: never answered by a machine",
         patterns=(
             r"\b(?:discriminat\w*(?! between)|harass\w*(?![- ](?:prevention|training|policy))|"
             r"racis[tm]|sexis[tm]|retaliat\w*|singled out|singling (?:me|us) out)\b",

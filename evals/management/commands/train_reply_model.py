@@ -54,6 +54,7 @@ class Command(BaseCommand):
             "grouped held-out (one source out at a time): "
             f"bucket accuracy {held['bucket_accuracy']:.1%}, "
             f"escalation recall {held['escalation_recall']:.1%} of {held['escalations']}, "
-            f"escalations acted on without a person {held['escalations_acted_on_without_a_person']}, "
+            "escalations acted on without a person "
+            f"{held['escalations_acted_on_without_a_person']}, "
             f"automation {held['automation']:.1%}"
         )
