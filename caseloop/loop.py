@@ -198,6 +198,11 @@ def _act_on_reply(ctx: ReplyContext) -> str:
     return act_on_bucket(ctx, result.bucket, actor=AGENT)
 
 
+def reply_language(message: Message) -> str:
+    """'es' when the rider wrote in Spanish: what we write back is in their language."""
+    return question_language(strip_quoted(message.text_body))
+
+
 def _cancellation_waiting(case: Case) -> bool:
     return PendingAction.objects.filter(
         case=case, kind=Kind.CANCEL_MEMBERSHIP, status=PendingAction.Status.PENDING
@@ -289,7 +294,9 @@ def ask_for_label(ctx: ReplyContext, result: ReplyClassification, *, why: str) -
     """
     if result.bucket == "escalation":
         return hold_for_review(ctx)
-    holding = render_email("holding_reply", rider_facts(ctx.case, ctx.employee))
+    holding = render_email(
+        "holding_reply", rider_facts(ctx.case, ctx.employee), lang=reply_language(ctx.message)
+    )
     request_review(
         ctx.case,
         Kind.LABEL_REPLY,
@@ -341,7 +348,8 @@ def _withdraw_cancellations(ctx: ReplyContext, *, to_status: str) -> ReplyContex
 def hold_for_review(ctx: ReplyContext) -> str:
     """Draft a reply a coordinator approves, edits or rejects before it goes out."""
     facts = rider_facts(ctx.case, ctx.employee)
-    draft = render_email("holding_reply", facts)
+    # In the rider's language: a Spanish reply is answered in Spanish.
+    draft = render_email("holding_reply", facts, lang=reply_language(ctx.message))
     request_review(
         ctx.case,
         Kind.REVIEW_EMAIL,

@@ -597,3 +597,13 @@ def test_ingest_email_with_queue_leaves_the_reply_to_the_workers(case, van, tmp_
 
     assert "status received" in capsys.readouterr().out
     assert not Message.objects.filter(template="answer").exists()
+
+
+def test_a_spanish_escalation_gets_its_holding_reply_in_spanish(case, van, run):
+    deliver(
+        run, reply(case, far_rider(van), "Esto es discriminación. Quiero hablar con mi abogado.")
+    )
+    draft = PendingAction.objects.get(kind="review_email", status="pending")
+    assert draft.payload["subject"].startswith("Re: su mensaje sobre el vanpool")
+    assert "Nada cambiará en su lugar" in draft.payload["text"]
+    assert "Hola" in draft.payload["html"]
