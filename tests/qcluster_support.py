@@ -66,3 +66,16 @@ def running_qcluster(env: dict[str, str]) -> Iterator[subprocess.Popen]:
         except subprocess.TimeoutExpired:
             os.killpg(worker.pid, signal.SIGKILL)
             worker.wait(timeout=10)
+
+
+def run_manage(*args: str) -> subprocess.CompletedProcess[str]:
+    """`manage.py ARGS` in a fresh interpreter on the embedded default; the result, not asserted."""
+    env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=env | {"LOG_LEVEL": "warning"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )

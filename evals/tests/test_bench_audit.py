@@ -1,25 +1,8 @@
 """bench_audit runs end to end in its own process and scratch database."""
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def run_manage(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
-    return subprocess.run(
-        [sys.executable, "manage.py", *args],
-        cwd=ROOT,
-        env=env | {"LOG_LEVEL": "warning"},
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+from tests.qcluster_support import run_manage
 
 
 @pytest.mark.evaluation

@@ -4,25 +4,13 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.qcluster_support import ROOT, run_manage
+
 EVAL = ROOT / "evals" / "data"
-
-
-def run_manage(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
-    return subprocess.run(
-        [sys.executable, "manage.py", *args],
-        cwd=ROOT,
-        env=env | {"LOG_LEVEL": "warning"},
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
 
 
 @pytest.mark.evaluation
