@@ -261,7 +261,8 @@ def read_words(words: str, reader: Reader | None = None) -> ReplyClassification:
     reader = reader or default_reader()
     if not re.search(r"\w", words):
         return _labelled("acknowledgment", 0.0, "Nothing to read.", {})
-    probs = reader.probabilities(words)
+    reading = reader.read(words)
+    probs = reading.probabilities
     ordinary = sorted((b for b in BUCKETS if b != "escalation"), key=probs.__getitem__)[::-1]
     best, runner_up = ordinary[0], ordinary[1]
     shown = ", ".join(f"{b} {probs[b]:.2f}" for b in sorted(probs, key=probs.__getitem__)[::-1])
@@ -288,7 +289,7 @@ def read_words(words: str, reader: Reader | None = None) -> ReplyClassification:
         )
     reasoning = f"Reader: {shown}."
     confidence = round(probs[best], 3)
-    if not reader.words_known(words):
+    if not reading.words_known:
         # Nothing it has learned ("hmm", a name, a number): a guess from letters alone.
         return _labelled(best, min(confidence, 0.5), f"{reasoning} No word it knows.", probs)
     if _ATTACHMENT.search(words):

@@ -7,63 +7,31 @@ downloaded, and nothing here trains.
 
 The artifact is plain JSON (gzip), not a pickle: it holds the two vocabularies
 with their idf weights, the coefficients, a calibration temperature and the
-escalation threshold chosen on held-out data. ``probabilities`` rebuilds the
-TF-IDF features with scikit-learn's own ``CountVectorizer`` over the stored
-vocabularies, so training and reading cannot drift apart.
+escalation threshold chosen on held-out data. Reading needs only numpy: the
+n-grams are cut here exactly as scikit-learn's ``TfidfVectorizer`` cuts them
+in training (``word`` and ``char_wb`` analyzers, sublinear tf, idf, L2 norm),
+which ``evals/tests/test_reply_model.py`` checks against scikit-learn itself.
+Web and worker processes so never import scikit-learn (about 2 s each).
 """
 
 import gzip
 import json
+import math
+import re
+from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy import sparse
-from sklearn.feature_extraction.text import CountVectorizer
-from sklearn.preprocessing import normalize
 
 ARTIFACT = Path(__file__).resolve().parent / "reader.json.gz"
 
 
-@dataclass(frozen=True)
-class Block:
-    """One family of n-grams: how to cut the text, the terms kept and their idf."""
-
-    vectorizer: CountVectorizer
-    idf: np.ndarray
-
-
-@dataclass(frozen=True)
-class Reader:
-    buckets: tuple[str, ...]
-    blocks: tuple[Block, ...]
-    coef: np.ndarray  # buckets × features
-    intercept: np.ndarray
-    temperature: float
-    escalation_threshold: float
-    meta: dict[str, Any]
-    # Words of four letters or more the reader has weights for.
-    known_words: frozenset[str] = frozenset()
-
-    def words_known(self, words: str) -> int:
-        """How many of the reply's word n-grams the reader has weights for."""
-        block = next(b for b in self.blocks if b.vectorizer.analyzer == "word")
-        return int(block.vectorizer.transform([words]).nnz)
-
-    def probabilities(self, words: str) -> dict[str, float]:
-        """Calibrated probability of each bucket for the rider's own words."""
-        features = sparse.hstack([_tfidf(block, words) for block in self.blocks]).tocsr()
-        logits = (features @ self.coef.T).ravel() + self.intercept
-        scaled = logits / self.temperature
-        exp = np.exp(scaled - scaled.max())
-        probs = exp / exp.sum()
-        return {bucket: float(p) for bucket, p in zip(self.buckets, probs, strict=True)}
-
-
 def block_settings(kind: str) -> dict[str, Any]:
-    """How each block cuts text; training and reading both use these."""
+    """How each block cuts text, in scikit-learn's terms (training uses these)."""
     if kind == "word":
         # Single letters ("i", "y") and the marks of a question count as words.
         return {
@@ -77,19 +45,101 @@ def block_settings(kind: str) -> dict[str, Any]:
     raise ValueError(f"unknown block {kind!r}")
 
 
-def _tfidf(block: Block, words: str) -> sparse.csr_matrix:
-    counts = block.vectorizer.transform([words]).astype(np.float64)
-    counts.data = 1.0 + np.log(counts.data)  # sublinear tf, as trained
-    return normalize(counts.multiply(block.idf).tocsr())
+def word_ngrams(text: str) -> list[str]:
+    """Tokens and token pairs, as scikit-learn's word analyzer with ngram_range (1, 2)."""
+    tokens = _TOKEN.findall(text)
+    return tokens + [" ".join(tokens[i : i + 2]) for i in range(len(tokens) - 1)]
+
+
+def char_wb_ngrams(text: str) -> list[str]:
+    """Character 2–5-grams inside space-padded words, as scikit-learn's ``char_wb``."""
+    grams = []
+    for word in _WHITE_SPACES.sub(" ", text).split():
+        padded = f" {word} "
+        for n in range(2, 6):
+            offset = 0
+            grams.append(padded[:n])
+            while offset + n < len(padded):
+                offset += 1
+                grams.append(padded[offset : offset + n])
+            if offset == 0:  # a short word is counted once
+                break
+    return grams
+
+
+_TOKEN = re.compile(block_settings("word")["token_pattern"])
+_WHITE_SPACES = re.compile(r"\s\s+")
+_ANALYZERS: dict[str, Callable[[str], list[str]]] = {"word": word_ngrams, "char": char_wb_ngrams}
+
+
+@dataclass(frozen=True)
+class Block:
+    """One family of n-grams: the terms kept, their column and idf."""
+
+    kind: str
+    columns: dict[str, int]
+    idf: np.ndarray
+
+    def features(self, words: str) -> dict[int, float]:
+        """Column → TF-IDF weight (sublinear tf, L2-normalised within the block)."""
+        counts = Counter(gram for gram in _ANALYZERS[self.kind](words) if gram in self.columns)
+        weights = {
+            self.columns[gram]: (1.0 + math.log(n)) * float(self.idf[self.columns[gram]])
+            for gram, n in counts.items()
+        }
+        norm = math.sqrt(sum(w * w for w in weights.values()))
+        return {column: w / norm for column, w in weights.items()} if norm else {}
+
+
+@dataclass(frozen=True)
+class Reading:
+    probabilities: dict[str, float]
+    # How many of the reply's word n-grams the reader has weights for.
+    words_known: int
+
+
+@dataclass(frozen=True)
+class Reader:
+    buckets: tuple[str, ...]
+    blocks: tuple[Block, ...]
+    coef: np.ndarray  # buckets × features, the blocks side by side
+    intercept: np.ndarray
+    temperature: float
+    escalation_threshold: float
+    meta: dict[str, Any]
+    # Words of four letters or more the reader has weights for.
+    known_words: frozenset[str] = frozenset()
+
+    def read(self, words: str) -> Reading:
+        logits = self.intercept.copy()
+        known = 0
+        offset = 0
+        for block in self.blocks:
+            features = block.features(words)
+            if block.kind == "word":
+                known = len(features)
+            if features:
+                columns = np.fromiter(features, dtype=np.intp) + offset
+                values = np.fromiter(features.values(), dtype=np.float64)
+                logits += self.coef[:, columns] @ values
+            offset += len(block.columns)
+        scaled = logits / self.temperature
+        exp = np.exp(scaled - scaled.max())
+        probs = exp / exp.sum()
+        return Reading(
+            {bucket: float(p) for bucket, p in zip(self.buckets, probs, strict=True)}, known
+        )
+
+    def probabilities(self, words: str) -> dict[str, float]:
+        """Calibrated probability of each bucket for the rider's own words."""
+        return self.read(words).probabilities
 
 
 def reader_from_document(document: dict[str, Any]) -> Reader:
     blocks = tuple(
         Block(
-            vectorizer=CountVectorizer(
-                vocabulary={term: index for index, term in enumerate(block["terms"])},
-                **block_settings(block["kind"]),
-            ),
+            kind=block["kind"],
+            columns={term: index for index, term in enumerate(block["terms"])},
             idf=np.asarray(block["idf"], dtype=np.float64),
         )
         for block in document["blocks"]

@@ -15,7 +15,6 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.test.utils import override_settings
 
 from agents import llm
-from evals import reply_model
 from evals.harness import (
     EXACT,
     STRICTLY_ABOVE,
@@ -193,6 +192,8 @@ class Command(BaseCommand):
         The reply files above are its training data, so their figures are fit,
         not accuracy; this is the estimate of a first run on new wording.
         """
+        from evals import reply_model  # scikit-learn: loaded only when the suite runs
+
         reader = default_reader()
         examples = reply_model.load_examples(reply_model.TRAINING_FILES)
         logits = reply_model.grouped_logits(examples)
