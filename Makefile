@@ -68,14 +68,14 @@ test: setup-dev browser redis
 	$(RUN) ruff format --check .
 	$(RUN) lint-imports
 	$(RUN) mypy
-	$(RUN) pytest -n $(TEST_WORKERS) --dist worksteal -m "not evaluation" --ignore=dashboard/tests/browser
+	$(RUN) pytest -n $(TEST_WORKERS) --dist load -m "not evaluation" --ignore=dashboard/tests/browser
 	$(RUN) pytest dashboard/tests/browser
 
 # Every labelled file in evals/data against its own target (evals/data/targets.toml),
 # then the tests that run evaluate and the bench_* commands end to end.
 evaluate: setup-dev
 	LOG_LEVEL=warning $(RUN) python manage.py evaluate --suite
-	$(RUN) pytest -n $(TEST_WORKERS) --dist worksteal -m evaluation
+	$(RUN) pytest -n $(TEST_WORKERS) --dist load -m evaluation
 
 format: setup-dev
 	$(RUN) ruff check --fix .

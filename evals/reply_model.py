@@ -38,14 +38,21 @@ from outreach.replies.rules import first_hit
 
 DATA = Path(__file__).resolve().parent / "data" / "replies"
 # Trained on every labelled reply file but the sealed holdout.
-TRAINING_FILES = ("core", "regressions", "adversarial", "false-alarms", "reader-examples")
+TRAINING_FILES = (
+    "core",
+    "regressions",
+    "adversarial",
+    "false-alarms",
+    "reader-examples",
+    "calm-escalations",
+)
 HOLDOUT_FILE = "holdout"
 # Inverse regularisation strength; chosen by grouped cross-validation over
 # 1, 3, 10 and 30 (docs/evaluation.md has the figures).
 C = 3.0
 MAX_FEATURES = {"word": 12_000, "char": 30_000}
 # Escalation recall the threshold is set for, on held-out sources.
-TARGET_RECALL = 0.995
+TARGET_RECALL = 0.99
 # Decimal places kept in the artifact: enough that readings do not change.
 PLACES = 5
 

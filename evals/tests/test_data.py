@@ -28,9 +28,10 @@ def test_every_item_has_one_id_scheme_and_its_provenance():
             assert case["source"].strip() and not re.search(r"\bround\b", case["source"])
             assert isinstance(case["first_run"], bool)
         assert (path.parent / "holdout.jsonl").exists()
-    # 2,624 labelled before the learned reader, and the 170 reply examples from the
-    # former reply rules' unit tests (replies/reader-examples.jsonl).
-    assert len(seen) == 2794
+    # 2,624 labelled before the learned reader, the 170 reply examples from the
+    # former reply rules' unit tests (replies/reader-examples.jsonl) and 180 calm
+    # and implied escalations with look-alikes from three writers (replies/calm-escalations).
+    assert len(seen) == 2974
 
 
 def test_every_file_has_targets():
