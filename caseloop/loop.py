@@ -362,6 +362,9 @@ def hold_for_review(ctx: ReplyContext) -> str:
             "text": draft.text,
             "html": draft.html,
             "guardrail": ctx.message.classification.get("guardrail", ""),
+            # What the reader saw, so the person knows why it is theirs.
+            "reasoning": ctx.message.classification.get("reasoning", ""),
+            "also": ctx.message.classification.get("also", ""),
         },
         actor=AGENT,
         note=f"reply {ctx.message.message_id} escalated; a draft answer waits for review",

@@ -8,6 +8,7 @@ from django.core import mail
 from django.core.exceptions import PermissionDenied
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.urls import reverse
 from django.utils import timezone
 
 from caseloop import decisions
@@ -607,3 +608,15 @@ def test_a_spanish_escalation_gets_its_holding_reply_in_spanish(case, van, run):
     assert draft.payload["subject"].startswith("Re: su mensaje sobre el vanpool")
     assert "Nada cambiará en su lugar" in draft.payload["text"]
     assert "Hola" in draft.payload["html"]
+
+
+def test_an_escalation_draft_says_why_and_keeps_the_update_beside_it(
+    case, van, run, client, coordinator
+):
+    text = "I moved back to Fremont and updated Workday, but I want to speak to a manager."
+    deliver(run, reply(case, far_rider(van), text))
+    draft = PendingAction.objects.get(kind="review_email", status="pending")
+    assert draft.payload["also"] == "update" and "asks_for_a_person" in draft.payload["reasoning"]
+    client.force_login(coordinator)
+    html = client.get(reverse("review-queue")).content.decode()
+    assert "Why a person:" in html and "It also reads as <strong>update</strong>" in html
