@@ -46,6 +46,10 @@ class InvalidDecision(ValueError):
     """The decision is missing something or does not fit the action; nothing changed."""
 
 
+class NewerReplyWaiting(AlreadyDecided):
+    """The rider wrote after the proposal and the reply is not read yet: a conflict (409)."""
+
+
 def approve(
     action: PendingAction, *, by: User, note: str = "", edits: dict | None = None
 ) -> PendingAction:
@@ -53,6 +57,7 @@ def approve(
     require_decider(by)
     edits = edits or {}
     if action.kind == Kind.CANCEL_MEMBERSHIP:
+        _refuse_over_an_unread_reply(action)
         _review_before_deciding(action)
     handlers: dict[str, Callable[[PendingAction, User, str, dict], None]] = {
         Kind.CANCEL_MEMBERSHIP: _approve_cancellation,
@@ -84,6 +89,29 @@ def reject(action: PendingAction, *, by: User, note: str = "") -> PendingAction:
         _record_result(action, {"rejected": True})
     logger.info("action %s (%s) rejected by %s", action.pk, action.kind, by.get_username())
     return PendingAction.objects.get(pk=action.pk)
+
+
+def _refuse_over_an_unread_reply(action: PendingAction) -> None:
+    """Nothing is cancelled over the rider's newer words that nobody has read yet.
+
+    A reply stored after the proposal but not yet processed by the worker may
+    say "don't cancel": the approval waits until it is read (which withdraws
+    the proposal and asks a person, see ``loop._act_on_reply``).
+    """
+    if action.case_id is None:
+        return
+    unread = Message.objects.filter(
+        thread__case_id=action.case_id,
+        direction=Message.Direction.INBOUND,
+        kind=Message.Kind.REPLY,
+        received_at__gt=action.created_at,
+        processed_at__isnull=True,
+    ).first()
+    if unread is not None:
+        raise NewerReplyWaiting(
+            f"the rider replied ({unread.message_id}) after this cancellation was proposed and "
+            "the reply has not been read yet; try again once it is"
+        )
 
 
 def require_decider(user: User) -> None:
@@ -366,4 +394,4 @@ def _approve_verification(action: PendingAction, by: User, note: str, edits: dic
         enqueue_outreach(case.pk)
 
 
-__all__ = ["AlreadyDecided", "InvalidDecision", "approve", "reject"]
+__all__ = ["AlreadyDecided", "InvalidDecision", "NewerReplyWaiting", "approve", "reject"]

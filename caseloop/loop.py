@@ -167,14 +167,7 @@ def process_inbound(message_pk: int) -> str:
 def _act_on_reply(ctx: ReplyContext) -> str:
     message = ctx.message
     if ctx.case.status == Status.CLOSED:
-        _mark_processed(message)
-        record_event(
-            ctx.case,
-            actor=AGENT,
-            note=f"reply {message.message_id} arrived after the case closed; filed",
-            data={"message_id": message.message_id},
-        )
-        return "filed"
+        return _after_closing(ctx)
     result = classify(message, ctx.case)
     escalated_before = _had_escalation(ctx.case, message)
     _mark_processed(message, result)
@@ -201,6 +194,42 @@ def _act_on_reply(ctx: ReplyContext) -> str:
 def reply_language(message: Message) -> str:
     """'es' when the rider wrote in Spanish: what we write back is in their language."""
     return question_language(strip_quoted(message.text_body))
+
+
+def _after_closing(ctx: ReplyContext) -> str:
+    """A reply to a closed case ("please reinstate my seat") reaches a person.
+
+    Nothing reopens on its own: a card on the queue names the closed case, with
+    the reader's reading; the case stays closed while the person decides.
+    """
+    result = classify(ctx.message, ctx.case)
+    _mark_processed(ctx.message, result)
+    why = (
+        f"{ctx.case.case_id} is closed ({ctx.case.outcome or 'no outcome'}); the rider wrote after"
+    )
+    record_event(
+        ctx.case,
+        actor=AGENT,
+        note=f"reply {ctx.message.message_id} arrived after the case closed; a person reads it",
+        data={"message_id": ctx.message.message_id},
+    )
+    request_review(
+        ctx.case,
+        Kind.LABEL_REPLY,
+        message=ctx.message,
+        payload={
+            "suggested_bucket": result.bucket,
+            "confidence": result.confidence,
+            "reasoning": result.reasoning,
+            "why": why,
+            "employee_id": ctx.employee.employee_id,
+            "also": result.also,
+        },
+        actor=AGENT,
+        note=why,
+        hold_in=None,
+    )
+    return "after_closing"
 
 
 def _cancellation_waiting(case: Case) -> bool:

@@ -20,7 +20,13 @@ from django.utils.timesince import timesince
 from django.utils.timezone import localtime
 from django.views.decorators.http import require_GET, require_POST
 
-from caseloop.decisions import DECIDE_PERMISSION, AlreadyDecided, approve, reject
+from caseloop.decisions import (
+    DECIDE_PERMISSION,
+    AlreadyDecided,
+    NewerReplyWaiting,
+    approve,
+    reject,
+)
 from caseloop.lessons import similar_past_cases
 from cases.models import Case, PendingAction
 from dashboard import queries
@@ -176,6 +182,8 @@ def decide(request: HtmxHttpRequest, pk: int) -> HttpResponse:
             approve(action, by=decider, note=data["note"], edits=form.edits())
         else:
             reject(action, by=decider, note=data["note"])
+    except NewerReplyWaiting as exc:
+        return _outcome(request, action, "warning", str(exc).capitalize() + ".")
     except AlreadyDecided:
         fresh = queries.action_with_relations(pk) or action
         return _outcome(request, fresh, "warning", _already_text(fresh))

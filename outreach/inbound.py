@@ -343,6 +343,13 @@ def _match_and_act(
         _bounce(message, parsed, match)
         return
     employee, why_not = rider_for(match.thread, parsed.from_email)
+    if match.how == "message_id" and not _answers_its_own_email(match, employee):
+        # Without the thread's secret token, a Message-ID is only a header anyone
+        # can copy: a co-rider quoting another rider's email must not speak for them.
+        message.thread = None
+        message.save(update_fields=["thread"])
+        _unmatched(message, parsed, "sender is not the rider the referenced email was sent to")
+        return
     message.employee = employee
     if employee is None:
         message.flags = [*message.flags, "unknown_sender"]
@@ -353,6 +360,14 @@ def _match_and_act(
         _ask_a_person(message, parsed, why_not, case=match.thread.case)
         return
     enqueue_inbound_processing(message.pk)
+
+
+def _answers_its_own_email(match: Match, employee: Employee | None) -> bool:
+    """Whether a Message-ID match comes from the rider that email went to."""
+    outbound = match.outbound
+    if outbound is None or outbound.employee_id is None:
+        return True  # a thread-level email (no one rider): the case's riders may answer
+    return employee is not None and employee.pk == outbound.employee_id
 
 
 def _unmatched(message: Message, parsed: ParsedInbound, why_not: str) -> None:

@@ -10,6 +10,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.urls import reverse
 from django.utils import timezone
+from rest_framework.test import APIClient
 
 from caseloop import decisions
 from caseloop.audits import audit_vanpool
@@ -620,3 +621,36 @@ def test_an_escalation_draft_says_why_and_keeps_the_update_beside_it(
     client.force_login(coordinator)
     html = client.get(reverse("review-queue")).content.decode()
     assert "Why a person:" in html and "It also reads as <strong>update</strong>" in html
+
+
+def test_a_reply_to_a_closed_case_reaches_a_person_and_the_case_stays_closed(case, van, run):
+    far = far_rider(van)
+    fix_home(far)
+    deliver(run, reply(case, far, "I updated my address in the portal this morning."))
+    case.refresh_from_db()
+    assert case.status == Status.CLOSED
+    deliver(run, reply(case, far, "Please reinstate my seat, I need the van again."))
+    case.refresh_from_db()
+    assert case.status == Status.CLOSED
+    card = PendingAction.objects.get(kind="label_reply", status="pending")
+    assert card.case == case and card.payload["why"].startswith(f"{case.case_id} is closed")
+    assert CaseEvent.objects.filter(case=case, note__contains="a person reads it").exists()
+
+
+def test_a_cancellation_cannot_be_approved_over_a_reply_nobody_has_read(
+    case, van, run, _frozen_time, coordinator
+):
+    case = pre_cancelled(case, run, _frozen_time)
+    action = PendingAction.objects.get(kind="cancel_membership")
+    _frozen_time.shift(dt.timedelta(minutes=5))
+    far = far_rider(van)
+    stored, _ = receive_raw(reply(case, far, "Don't cancel, I moved back!"), provider="test")
+    assert stored.processed_at is None  # stored; the worker has not read it yet
+    with pytest.raises(decisions.NewerReplyWaiting, match=stored.message_id):
+        decisions.approve(action, by=coordinator)
+    assert PendingAction.objects.get(pk=action.pk).status == "pending"
+    assert Rider.objects.get(pk=action.rider_id).status == Rider.Status.ACTIVE
+    client = APIClient()
+    client.force_authenticate(coordinator)
+    response = client.post(f"/api/pending-actions/{action.pk}/approve", {}, format="json")
+    assert response.status_code == 409 and stored.message_id in response.content.decode()

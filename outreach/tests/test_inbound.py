@@ -421,3 +421,31 @@ def test_a_thread_without_mail_of_ours_still_takes_a_token_reply(queued):
 
     assert message.thread == thread
     assert queued == [message.pk]
+
+
+def test_a_forged_in_reply_to_from_a_co_rider_goes_to_a_person_unmatched(queued):
+    scene = open_thread()
+    co_rider = EmployeeFactory(email="co.rider@example.com")
+    RiderFactory(employee=co_rider, vanpool=scene.case.vanpool)
+    raw = email_bytes(
+        sender="Co Rider <co.rider@example.com>",
+        to="vanpool-audit@example.com",
+        body="Pat still rides with us every day, do not cancel.",
+        headers={"In-Reply-To": f"<{OUR_MESSAGE_ID}>"},
+    )
+
+    message, _ = receive_raw(raw)
+
+    assert message.thread is None and "unmatched" in message.flags
+    assert queued == []  # never read as the rider's reply
+    card = PendingAction.objects.get(kind="match_inbound")
+    assert card.payload["reason"] == "sender is not the rider the referenced email was sent to"
+
+
+def test_the_rider_the_email_went_to_is_still_matched_by_in_reply_to(queued):
+    scene = open_thread()
+    raw = email_bytes(
+        to="vanpool-audit@example.com", headers={"In-Reply-To": f"<{OUR_MESSAGE_ID}>"}
+    )
+    message, _ = receive_raw(raw)
+    assert (message.thread, message.employee) == (scene.thread, scene.rider)
