@@ -532,6 +532,12 @@ _AUTO_SUBJECT = re.compile(
     r"|auto\s*:|away from (?:the )?office|on vacation|vacation reply"
     r"|respuesta autom[aá]tica|fuera de (?:la )?oficina|ausente|ausencia|estoy de vacaciones"
     r"|r[ée]ponse automatique|absence|automatische antwort|abwesenheit|resposta autom[aá]tica"
+    # Outlook's and Gmail's localised prefixes: Danish and Norwegian, Swedish, Dutch,
+    # Italian, Portuguese, Finnish, Polish, Czech, Russian, Chinese, Japanese.
+    r"|frav[æa]r|automatisk svar|fr[åa]nvaro|automatiskt svar|afwezig|automatisch antwoord"
+    r"|risposta automatica|fuori (?:sede|ufficio)|aus[êe]ncia|fora do escrit[óo]rio"
+    r"|automaattinen vastaus|poissa|odpowied[źz] automatyczna|poza biurem"
+    r"|automatick[áa] odpov[ěe]d|nep[řr][íi]tomnost|автоматический ответ|自动答复|自動応答"
     r")",
     re.IGNORECASE,
 )
@@ -575,8 +581,11 @@ def _kind(
     precedence = _header(msg, "Precedence").strip().lower()
     if precedence in _AUTO_PRECEDENCE:
         return "auto_reply", f"Precedence: {precedence}"
-    # List-Id / List-Unsubscribe alone are not enough: group aliases and some
-    # corporate gateways add them to mail a person wrote.
+    # Mail sent through a list (RFC 2919) is the list's, not a rider answering
+    # us; it is kept on the thread for the record. List-Unsubscribe alone is
+    # not enough: some corporate gateways add it to mail a person wrote.
+    if list_id := _header(msg, "List-Id").strip():
+        return "auto_reply", f"List-Id: {list_id[:80]}"
     if from_daemon:
         return "auto_reply", f"from {from_email}"
     if _AUTO_SUBJECT.search(subject):

@@ -168,6 +168,10 @@ def send_message(message_pk: int) -> str:
     return "sent"
 
 
+# Templates the reply loop sends on its own in answer to a rider's email.
+AUTOMATIC_ANSWERS = frozenset({"answer", "still_shows", "resolved"})
+
+
 def build_email(message: Message) -> EmailMultiAlternatives:
     headers = {"Message-ID": f"<{message.rfc_message_id}>"}
     if message.in_reply_to:
@@ -176,6 +180,10 @@ def build_email(message: Message) -> EmailMultiAlternatives:
         headers["References"] = " ".join(f"<{ref}>" for ref in message.references.split())
     # Tell well-behaved auto-responders not to answer (RFC 3834 / Microsoft).
     headers["X-Auto-Response-Suppress"] = "OOF, AutoReply"
+    if message.template in AUTOMATIC_ANSWERS:
+        # Written by the loop in answer to a rider's email with no person in
+        # between (RFC 3834): their auto-responder must not answer it back.
+        headers["Auto-Submitted"] = "auto-replied"
     email = EmailMultiAlternatives(
         subject=message.subject,
         body=message.text_body,

@@ -654,3 +654,13 @@ def test_a_cancellation_cannot_be_approved_over_a_reply_nobody_has_read(
     client.force_authenticate(coordinator)
     response = client.post(f"/api/pending-actions/{action.pk}/approve", {}, format="json")
     assert response.status_code == 409 and stored.message_id in response.content.decode()
+
+
+def test_an_automatic_answer_is_marked_auto_replied_and_a_first_letter_is_not(
+    case, van, run, mailoutbox
+):
+    deliver(run, reply(case, far_rider(van), "How do you measure the distance to the pickup?"))
+    answers = [m for m in mailoutbox if "question" in m.subject]
+    assert answers and answers[0].extra_headers["Auto-Submitted"] == "auto-replied"
+    firsts = [m for m in mailoutbox if m not in answers]
+    assert firsts and all("Auto-Submitted" not in m.extra_headers for m in firsts)

@@ -206,9 +206,20 @@ def test_machine_headers_mark_an_auto_reply(header):
         "RESPUESTA AUTOMATICA: Su plaza en el vanpool",
         "Fuera de la oficina: Su plaza en el vanpool",
         "Ausente: Su plaza en el vanpool",
+        "Fravær: Your vanpool seat",
+        "Automatisk svar: Your vanpool seat",
+        "Absence : Votre place",
+        "Abwesenheitsnotiz: Your vanpool seat",
+        "Automatische Antwort: Your vanpool seat",
+        "Automatiskt svar: Your vanpool seat",
+        "Automatisch antwoord: Your vanpool seat",
+        "Risposta automatica: Your vanpool seat",
+        "Resposta automática: Your vanpool seat",
+        "Automaattinen vastaus: Your vanpool seat",
+        "Odpowiedź automatyczna: Your vanpool seat",
     ],
 )
-def test_out_of_office_subjects_in_english_and_spanish_mark_an_auto_reply(subject):
+def test_out_of_office_subjects_in_the_common_languages_mark_an_auto_reply(subject):
     assert parse_raw(email_bytes(subject=subject)).kind == "auto_reply"
 
 
@@ -218,7 +229,6 @@ def test_out_of_office_subjects_in_english_and_spanish_mark_an_auto_reply(subjec
         ("Re: I was out of office last week, sorry", {}),
         ("Re: Respuesta automática? No, soy yo", {}),
         ("Re: Your vanpool seat", {"Auto-Submitted": "no"}),
-        ("Re: Your vanpool seat", {"List-Id": "<facilities.example.com>"}),
         ("Re: Your vanpool seat", {"List-Unsubscribe": "<mailto:leave@example.com>"}),
         ("Re: Your vanpool seat", {"X-Auto-Response-Suppress": "DR, AutoReply"}),
     ],
@@ -344,3 +354,8 @@ def test_an_anymail_message_built_from_provider_fields_is_read_the_same_way():
     assert REPLY_ADDRESS in parsed.recipients
     assert parsed.in_reply_to == OUR_MESSAGE_ID
     assert parsed.message_id == "pm.0001@mail.example.com"
+
+
+def test_mail_sent_through_a_list_is_automatic_mail():
+    parsed = parse_raw(email_bytes(headers={"List-Id": "<facilities.example.com>"}))
+    assert (parsed.kind, parsed.kind_reason) == ("auto_reply", "List-Id: <facilities.example.com>")
