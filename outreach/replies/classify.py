@@ -27,7 +27,9 @@ Bucket = Literal["acknowledgment", "question", "update", "escalation"]
 BUCKETS: tuple[Bucket, ...] = get_args(Bucket)
 AGENT = "classifier"
 PROMPT = ("classify_reply", "v1")
-REPLY_LANGUAGES = ["en", "es"]
+# Every language mail-parser-reply knows the quote headers of ("Fra:/Sendt:/Til:/Emne:",
+# "Von:/Gesendet:", "De :/Envoyé :"…): a rider's mail client may be set to any of them.
+REPLY_LANGUAGES = ["en", "es", "de", "cs", "da", "fr", "it", "ja", "ko", "nl", "pl", "sv", "zh"]
 # Replies whose readings lead to the same action: an update re-audits the
 # failed checks, an acknowledgment every check; either way the record decides.
 SAME_ACTION = frozenset({"update", "acknowledgment"})
@@ -96,12 +98,22 @@ def strip_quoted(text: str) -> str:
     # mail-parser-reply 1.36's Spanish header pattern wants two spaces before
     # "escribió:", so Gmail's "El lun, … (<a@b>) escribió:" slips through: cut there.
     body = _SPANISH_HEADER.split(body, maxsplit=1)[0]
+    # Any language's "On <date>, <name> <address> wrote:" line the parser does not
+    # know (Dutch "schreef", Polish "napisał(a)"…): a year, an address in angle
+    # brackets and a closing colon, alone on its line.
+    body = _ATTRIBUTION.split(body, maxsplit=1)[0]
     # Quote marks without a header line (a forwarded or inline-quoted message).
     lines = [line for line in body.splitlines() if not line.lstrip().startswith(">")]
     return "\n".join(lines).strip()
 
 
 _SPANISH_HEADER = re.compile(r"^El .{4,200}? escribió:\s*$", re.MULTILINE)
+# A paragraph of its own, followed by a blank line or a quoted line: a rider's
+# sentence that ends in a colon runs straight on into what it introduces.
+_ATTRIBUTION = re.compile(
+    r"(?:\A|\n[ \t]*\n)(?=[^\n]*\b(?:19|20)\d\d\b)(?=[^\n]*<[^<>\s]+@[^<>\s]+>)"
+    r"[^\n]{10,300}:[ \t]*(?=\n[ \t]*(?:\n|>)|\Z)"
+)
 _POINTS_AT_SUBJECT = re.compile(r"\b(?:see|read|per|as in|check) (?:the )?subject\b", re.I)
 _REPLY_PREFIX = re.compile(r"^(?:\s*(?:re|fwd?|aw|sv|rv)\s*:\s*)+", re.I)
 _DASH_BULLET = re.compile(r"^([ \t]*)-([ \t]+)(?=\w)", re.MULTILINE)

@@ -596,3 +596,50 @@ def test_a_failed_model_call_is_traced_with_its_error(server):
     assert "reader used" in result.reasoning
     [child] = parent.children
     assert child.error and child.output == {"fallback": "rules"}
+
+
+# Outlook's quote header in each language the reply parser knows (and Gmail's
+# attribution line): the quoted email below it is ours, never the rider's words.
+OUTLOOK_HEADERS = {
+    "de": ("Von", "Gesendet", "An", "Betreff"),
+    "da": ("Fra", "Sendt", "Til", "Emne"),
+    "fr": ("De ", "Envoyé ", "À ", "Objet "),
+    "it": ("Da", "Inviato", "A", "Oggetto"),
+    "nl": ("Van", "Verzonden", "Aan", "Onderwerp"),
+    "sv": ("Från", "Skickat", "Till", "Ämne"),
+    "pl": ("Od", "Wysłano", "Do", "Temat"),
+    "cs": ("Od", "Odesláno", "Komu", "Předmět"),
+}
+GMAIL_ATTRIBUTIONS = {
+    "de": "Am Mo., 23. Nov. 2026 um 09:02 Uhr schrieb Pool Patrol <audit@poolpatrol.example>:",
+    "fr": "Le lun. 23 nov. 2026 à 09:02, Pool Patrol <audit@poolpatrol.example> a écrit :",
+    "nl": "Op ma 23 nov. 2026 om 09:02 schreef Pool Patrol <audit@poolpatrol.example>:",
+    "it": "Il giorno lun 23 nov 2026 alle ore 09:02 Pool Patrol <audit@poolpatrol.example> "
+    "ha scritto:",
+    "sv": "Den mån 23 nov. 2026 kl 09:02 skrev Pool Patrol <audit@poolpatrol.example>:",
+    "da": "Den man. 23. nov. 2026 kl. 09.02 skrev Pool Patrol <audit@poolpatrol.example>:",
+    "pl": "pon., 23 lis 2026 o 09:02 Pool Patrol <audit@poolpatrol.example> napisał(a):",
+}
+OURS = "Hi Anne, why not update your address? This is harassment, got it."
+
+
+@pytest.mark.parametrize("language", sorted(OUTLOOK_HEADERS))
+def test_an_outlook_quote_header_in_any_language_ends_the_reply(language):
+    sender, sent, to, subject = OUTLOOK_HEADERS[language]
+    text = (
+        f"Moved back last week.\n\n{sender}: Pool Patrol <audit@poolpatrol.example>\n"
+        f"{sent}: 23.11.2026 09:02\n{to}: Anne <anne@example.com>\n"
+        f"{subject}: Your vanpool seat\n\n{OURS}"
+    )
+    assert strip_quoted(text) == "Moved back last week."
+
+
+@pytest.mark.parametrize("language", sorted(GMAIL_ATTRIBUTIONS))
+def test_a_gmail_attribution_line_in_any_language_ends_the_reply(language):
+    text = f"Moved back last week.\n\n{GMAIL_ATTRIBUTIONS[language]}\n\n{OURS}"
+    assert strip_quoted(text) == "Moved back last week."
+
+
+def test_a_riders_own_line_with_a_colon_is_not_taken_for_a_quote_header():
+    text = "My new address from 2026 is on file with HR <hr@example.com>, details:\n12 Elm St"
+    assert strip_quoted(text) == text
