@@ -217,19 +217,24 @@ def _after_closing(ctx: ReplyContext) -> str:
         ctx.case,
         Kind.LABEL_REPLY,
         message=ctx.message,
-        payload={
-            "suggested_bucket": result.bucket,
-            "confidence": result.confidence,
-            "reasoning": result.reasoning,
-            "why": why,
-            "employee_id": ctx.employee.employee_id,
-            "also": result.also,
-        },
+        payload=_label_payload(ctx, result, why),
         actor=AGENT,
         note=why,
         hold_in=None,
     )
     return "after_closing"
+
+
+def _label_payload(ctx: ReplyContext, result: ReplyClassification, why: str) -> dict:
+    """What a label card shows: the reader's best guess, its reason, and why a person."""
+    return {
+        "suggested_bucket": result.bucket,
+        "confidence": result.confidence,
+        "reasoning": result.reasoning,
+        "why": why,
+        "employee_id": ctx.employee.employee_id,
+        "also": result.also,
+    }
 
 
 def _cancellation_waiting(case: Case) -> bool:
@@ -331,12 +336,7 @@ def ask_for_label(ctx: ReplyContext, result: ReplyClassification, *, why: str) -
         Kind.LABEL_REPLY,
         message=ctx.message,
         payload={
-            "suggested_bucket": result.bucket,
-            "confidence": result.confidence,
-            "reasoning": result.reasoning,
-            "why": why,
-            "employee_id": ctx.employee.employee_id,
-            "also": result.also,
+            **_label_payload(ctx, result, why),
             # Drafted in advance: labelled an escalation, this is what goes for approval.
             "holding_reply": {"subject": holding.subject, "text": holding.text},
         },
