@@ -25,6 +25,9 @@ TEXTS = [
 ]
 
 
+# Every test that needs scikit-learn (training tooling, 2 s to import) runs with
+# the evaluation step; the product itself never imports it.
+@pytest.mark.evaluation
 @pytest.mark.parametrize("text", TEXTS)
 def test_the_product_cuts_n_grams_exactly_as_scikit_learn_does(text):
     from sklearn.feature_extraction.text import CountVectorizer
