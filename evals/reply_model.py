@@ -31,7 +31,7 @@ from scipy.optimize import minimize_scalar
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 
-from outreach.replies.classify import BUCKETS, rider_words
+from outreach.replies.classify import BUCKETS, SAME_ACTION, rider_words
 from outreach.replies.guardrails import check_untrusted
 from outreach.replies.reader import block_settings
 from outreach.replies.rules import first_hit
@@ -173,9 +173,6 @@ class Policy:
         best, runner_up = ordinary[-1], ordinary[-2]
         confidence = p[best] + (p[runner_up] if {best, runner_up} == SAME_ACTION else 0.0)
         return best, confidence < self.confidence_threshold
-
-
-SAME_ACTION = frozenset({"update", "acknowledgment"})
 
 
 def score(examples: Sequence[Example], probs: np.ndarray, policy: Policy) -> dict[str, Any]:

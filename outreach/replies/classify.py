@@ -73,8 +73,9 @@ def classify_reply(
             hitl=True,
             guardrail=hit.rule,
         )
-    result = read_words(rider_words(text, subject))
-    if languages := unread_languages(strip_quoted(text)):
+    body = strip_quoted(text)
+    result = read_words(rider_words(text, subject, body))
+    if languages := unread_languages(body):
         # The reader read only part of it: what the rest says is for a person.
         why = f"Part of it is in a language the reader does not read ({', '.join(languages)})."
         result = result.model_copy(
@@ -83,7 +84,7 @@ def classify_reply(
     backend = llm.get_backend()
     if isinstance(backend, llm.OpenAIClient) and result.bucket != "escalation":
         # An escalation stays one: a model may add caution, never remove it.
-        return _ask_model(backend, strip_quoted(text), subject, result, trace)
+        return _ask_model(backend, body, subject, result, trace)
     return result
 
 
@@ -244,14 +245,15 @@ def _expand_shorthand(text: str) -> str:
     return _SHORTHAND_RE.sub(lambda match: _SHORTHAND[match[0]], text)
 
 
-def rider_words(text: str, subject: str = "") -> str:
+def rider_words(text: str, subject: str = "", body: str | None = None) -> str:
     """What the reader reads: the rider's own words, normalised.
 
     Quoted history, signature and footer go; a forward the rider points at
     and a subject they point at ("see subject") come in. The same function
     prepares the training data, so the reader learns from what it will read.
+    ``body`` is ``strip_quoted(text)`` when the caller already has it.
     """
-    body = strip_quoted(text)
+    body = strip_quoted(text) if body is None else body
     said = _without_signature(body) + _forwarded_news(text, body)
     if _POINTS_AT_SUBJECT.search(body):
         said = f"{_REPLY_PREFIX.sub('', subject)}\n{said}"  # "see subject": the news is there
