@@ -18,7 +18,7 @@ PORT ?= 8000
 # drive one Chromium and run on their own afterwards.
 TEST_WORKERS ?= auto
 
-.PHONY: evaluate help setup setup-dev browser redis demo run test lint format clean
+.PHONY: evaluate faults help setup setup-dev browser redis demo run test lint format clean
 
 help:
 	@echo "make run    set up, load the demo program and serve it on http://$(HOST):$(PORT)/ (dashboard) and /admin/"
@@ -70,6 +70,10 @@ test: setup-dev browser redis
 	$(RUN) mypy
 	$(RUN) pytest -n $(TEST_WORKERS) --dist load -m "not evaluation" --ignore=dashboard/tests/browser
 	$(RUN) pytest dashboard/tests/browser
+
+# The fault suite alone (tests/faults, docs/reliability.md); `make test` runs it too.
+faults: setup-dev
+	$(RUN) pytest -n $(TEST_WORKERS) --dist load -m faults tests/faults
 
 # Every labelled file in evals/data against its own target (evals/data/targets.toml),
 # then the tests that run evaluate and the bench_* commands end to end.

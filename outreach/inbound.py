@@ -24,6 +24,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -103,17 +104,18 @@ def quarantine(
     raw_sha256 = hashlib.sha256(raw).hexdigest()
     provider_message_id = provider_message_id[:255]
     reason = f"{type(why).__name__}: {why}" if isinstance(why, Exception) else why
+    kept_raw, cut = kept_text(raw)
 
     def store() -> Message:
         return Message.objects.create(
             direction=Message.Direction.INBOUND,
             status=Status.QUARANTINED,
             from_email="",
-            raw=_text(raw),
+            raw=kept_raw,
             raw_sha256=raw_sha256,
             provider_message_id=_unused_provider_id(provider_message_id),
             headers={PROVIDER_HEADER: provider} if provider else {},
-            flags=[flag],
+            flags=[flag, *cut],
             last_error=reason[:2000],
             received_at=timezone.now(),
         )
@@ -215,6 +217,11 @@ def _store(parsed: ParsedInbound, raw: bytes, provider: str, provider_message_id
     headers = dict(parsed.headers)
     if provider:
         headers[PROVIDER_HEADER] = provider
+    kept_raw, raw_cut = kept_text(raw)
+    text_body, text_cut = _cut(parsed.text)
+    html_body, html_cut = _cut(parsed.html)
+    if raw_cut or text_cut or html_cut:
+        flags.append("truncated")
     is_reply = parsed.kind == Kind.REPLY
     return Message.objects.create(
         direction=Message.Direction.INBOUND,
@@ -224,12 +231,12 @@ def _store(parsed: ParsedInbound, raw: bytes, provider: str, provider_message_id
         to=list(parsed.to),
         cc=list(parsed.cc),
         subject=parsed.subject[:998],
-        text_body=parsed.text,
-        html_body=parsed.html,
+        text_body=text_body,
+        html_body=html_body,
         in_reply_to=parsed.in_reply_to[:998],
         references=" ".join(parsed.references),
         headers=headers,
-        raw=_text(raw),
+        raw=kept_raw,
         raw_sha256=parsed.raw_sha256,
         provider_message_id=_unused_provider_id(provider_message_id),
         rfc_message_id=rfc_message_id,
@@ -443,6 +450,20 @@ def _lower(addresses: list[str]) -> list[str]:
     return [address.strip().lower() for address in addresses]
 
 
-def _text(raw: bytes) -> str:
+def kept_text(raw: bytes) -> tuple[str, list[str]]:
+    """The raw message as a row keeps it, and ["truncated"] when it was cut.
+
+    A 30 MB email is kept to its first INBOUND_RAW_MAX_BYTES: the headers and
+    the text a person reads come first, and the page that shows it stays fast.
+    """
+    limit = settings.INBOUND_RAW_MAX_BYTES
+    # Slicing a memoryview copies nothing; only the kept part is decoded.
+    kept = memoryview(raw)[:limit].tobytes() if len(raw) > limit else raw
     # NUL is not storable in PostgreSQL text; the hash keeps the exact bytes' identity.
-    return raw.decode("utf-8", errors="replace").replace("\x00", "\ufffd")
+    text = kept.decode("utf-8", errors="replace").replace("\x00", "\ufffd")
+    return text, (["truncated"] if len(raw) > limit else [])
+
+
+def _cut(body: str) -> tuple[str, bool]:
+    limit = settings.INBOUND_BODY_MAX_CHARS
+    return (body[:limit], True) if len(body) > limit else (body, False)

@@ -6,21 +6,27 @@ the receivers here store what arrived. Two rules on top of anymail's:
 
 - Outside DEBUG with no secret configured every call is refused (403):
   anymail would only warn and accept mail from anyone on the web.
-- A receiver never lets an exception out for a message it could store:
-  anymail turns it into a 5xx and the provider retries the same poison
-  message for hours. It is quarantined for a person instead. Only when even
-  the quarantine cannot be written (the database is down) does the error go
-  back to the provider, whose retry is then the only copy left.
+- Nothing a provider delivers with the right secret ends as a 5xx: anymail
+  would turn it into one and the provider retries the same poison for hours,
+  then drops it. A delivery anymail cannot parse (malformed JSON, ``[]``,
+  ``null``, bytes that are not UTF-8, fields of the wrong shape) is kept as
+  raw bytes in a quarantined row and acknowledged; so is a message a receiver
+  fails on. Only when even the quarantine cannot be written (the database is
+  down) does the error go back to the provider, whose retry is then the only
+  copy left. A wrong secret is still refused before anything is kept.
 """
 
+import json
 import logging
 from collections.abc import Callable
 from functools import wraps
+from typing import Any
 
 from anymail.signals import AnymailInboundEvent, AnymailTrackingEvent, EventType
 from anymail.utils import get_anymail_setting
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseForbidden
+from django.http.request import RawPostDataException
 from django.urls import URLPattern
 from django.views.decorators.csrf import csrf_exempt
 
@@ -70,10 +76,62 @@ def guarded_anymail_urls() -> tuple[list[URLPattern], str]:
     from anymail import urls as anymail_urls
 
     patterns = [
-        URLPattern(p.pattern, require_webhook_secret(p.callback), p.default_args, p.name)
+        URLPattern(
+            p.pattern, require_webhook_secret(keeping_poison(p.callback)), p.default_args, p.name
+        )
         for p in anymail_urls.urlpatterns
     ]
     return patterns, anymail_urls.app_name
+
+
+def keeping_poison(callback: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """The same anymail view, except that a payload it cannot parse is kept, not raised.
+
+    anymail's ``post`` checks the secret (``run_validators``), then calls
+    ``parse_events``: overriding only the latter keeps the check first, so a
+    caller without the secret gets anymail's 400 and stores nothing.
+    """
+    view_class = getattr(callback, "view_class", None)
+    if view_class is None:
+        return callback
+
+    def parse_events(self: Any, request: HttpRequest) -> list[object]:
+        try:
+            return list(view_class.parse_events(self, request))
+        except Exception as exc:
+            keep_undecodable_delivery(request, self.esp_name, exc)
+            return []
+
+    keeping = type(view_class.__name__, (view_class,), {"parse_events": parse_events})
+    return keeping.as_view(**getattr(callback, "view_initkwargs", {}))
+
+
+def keep_undecodable_delivery(request: HttpRequest, esp_name: str, why: Exception) -> None:
+    """Quarantine a delivery's raw bytes for a person; the provider gets its 2xx."""
+    logger.exception(
+        "%s delivery to %s could not be parsed; quarantining it", esp_name, request.path
+    )
+    content_type = request.META.get("CONTENT_TYPE", "") or "untyped"
+    quarantine(
+        delivery_bytes(request),
+        provider=esp_name.lower(),
+        why=f"{type(why).__name__}: {why} (a {content_type} delivery to {request.path})",
+        flag="undecodable_delivery",
+    )
+
+
+def delivery_bytes(request: HttpRequest) -> bytes:
+    """The delivery as received; a form already parsed (multipart) is kept as its fields.
+
+    Django keeps no copy of a multipart body it has streamed into fields, and
+    reading the body up front for every delivery would hold large mail twice.
+    """
+    try:
+        return request.body
+    except RawPostDataException:
+        fields = {name: request.POST.getlist(name) for name in request.POST}
+        files = {name: [f.name for f in request.FILES.getlist(name)] for name in request.FILES}
+        return json.dumps({"fields": fields, "files": files}, ensure_ascii=False).encode()
 
 
 # --- Signal receivers ----------------------------------------------------------------

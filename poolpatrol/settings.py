@@ -73,6 +73,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "poolpatrol.request_log.RequestLogMiddleware",
+    "poolpatrol.request_limits.RequestSizeLimit",
     "poolpatrol.nul_guard.NulPathGuard",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -335,6 +336,16 @@ EMAIL_SEND_MAX_ATTEMPTS = env_int("EMAIL_SEND_MAX_ATTEMPTS", 5, minimum=1)
 EMAIL_RETRY_BASE_SECONDS = env_int("EMAIL_RETRY_BASE_SECONDS", 60, minimum=1)
 # Replies longer than this are cut before classification (the full body is kept).
 INBOUND_CLASSIFY_MAX_CHARS = env_int("INBOUND_CLASSIFY_MAX_CHARS", 8000, minimum=200)
+# Request bodies (poolpatrol/request_limits.py): the email webhooks take what
+# providers deliver (35 MB of mail from Postmark is ~48 MB of JSON); every other
+# path keeps Django's 2.5 MB. Django's own limit is raised to the larger one.
+INBOUND_MAX_BYTES = env_int("INBOUND_MAX_BYTES", 64 * 1024 * 1024, minimum=1024 * 1024)
+REQUEST_MAX_BYTES = env_int("REQUEST_MAX_BYTES", 2_621_440, minimum=64 * 1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = max(INBOUND_MAX_BYTES, REQUEST_MAX_BYTES)
+# What an inbound row keeps: the raw message and each body are cut here (flag
+# "truncated"); the hash is of the whole message, so a redelivery still matches.
+INBOUND_RAW_MAX_BYTES = env_int("INBOUND_RAW_MAX_BYTES", 1024 * 1024, minimum=64 * 1024)
+INBOUND_BODY_MAX_CHARS = env_int("INBOUND_BODY_MAX_CHARS", 200_000, minimum=10_000)
 
 # --- Task queue: django-q2. ORM broker by default, Redis with REDIS_URL.
 # timeout < retry, or a long task is handed to a second worker while the first
