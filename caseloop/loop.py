@@ -27,6 +27,7 @@ from caseloop.supervisor import latest_pre_cancel_event
 from cases.lifecycle import (
     Actor,
     claim_expired_deadline,
+    expire_cancellation_proposals,
     record_event,
     record_reaudit,
     reply_deadline_from,
@@ -550,6 +551,8 @@ def process_timeouts(now: datetime | None = None) -> dict[str, int]:
     """The sweep: reminders, deadline re-audits, send retries. Safe to run twice."""
     now = now or timezone.now()
     counts = {"reminders": send_reminders(now), "timeouts": 0, "resolved": 0, "pre_cancel": 0}
+    # Before the deadlines: a case whose proposal expired is due for a re-audit now.
+    counts["proposals_expired"] = len(expire_cancellation_proposals(now, actor=AGENT))
     for case in _expired_cases(now):
         with log_context(case_id=case.case_id, vanpool_id=case.vanpool.vanpool_id):
             result = _time_out(case, now)

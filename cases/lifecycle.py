@@ -126,6 +126,14 @@ def transition(
         )
         if to_status == Status.CLOSED:
             _supersede_pending_actions(locked, f"case closed {outcome}")
+        elif from_status == Status.PRE_CANCEL and to_status != Status.PRE_CANCEL:
+            # A cancellation is decided only in pre_cancel: one left pending
+            # after the case moved on could never be approved, only clutter the queue.
+            _supersede_pending_actions(
+                locked,
+                f"the case moved on to {to_status}",
+                kind=PendingAction.Kind.CANCEL_MEMBERSHIP,
+            )
         CaseEvent.objects.create(
             case=locked,
             from_status=from_status,
@@ -198,12 +206,78 @@ def open_case(
     return case, True
 
 
-def _supersede_pending_actions(case: Case, why: str) -> int:
+def _supersede_pending_actions(case: Case, why: str, *, kind: str | None = None) -> int:
     # Nothing may be approved on a closed case: a late approval must find the
     # action already decided and change nothing.
-    return PendingAction.objects.filter(case=case, status=PendingAction.Status.PENDING).update(
+    pending = PendingAction.objects.filter(case=case, status=PendingAction.Status.PENDING)
+    if kind is not None:
+        pending = pending.filter(kind=kind)
+    return pending.update(
         status=PendingAction.Status.SUPERSEDED, decided_at=timezone.now(), note=why
     )
+
+
+def expire_cancellation_proposals(now: dt.datetime, *, actor: Actor) -> list[Case]:
+    """Expire cancellations nobody decided within PENDING_ACTION_EXPIRE_DAYS.
+
+    A proposal weeks old rests on evidence as old: approving it would cancel
+    a seat on a record that may since have been fixed. Each expired proposal
+    is marked ``expired`` (a late approval then finds it decided), and a case
+    left with none goes back to waiting with its deadline due now, so the
+    sweep re-audits it on today's records: resolved if fixed, proposed again,
+    with fresh evidence and a fresh supervisor review, if not.
+
+    Cards that hold a rider's words or a ruling only a person can make never
+    expire: dropping them would lose what the rider said.
+    Returns the cases moved back to waiting.
+    """
+    days = settings.PENDING_ACTION_EXPIRE_DAYS
+    if not days:
+        return []
+    cutoff = now - dt.timedelta(days=days)
+    stale = PendingAction.objects.filter(
+        kind=PendingAction.Kind.CANCEL_MEMBERSHIP,
+        status=PendingAction.Status.PENDING,
+        created_at__lte=cutoff,
+        case__isnull=False,
+    )
+    moved: list[Case] = []
+    for case_pk in sorted(set(stale.values_list("case_id", flat=True))):
+        case = _expire_on_case(case_pk, cutoff, days, now, actor)
+        if case is not None:
+            moved.append(case)
+    return moved
+
+
+def _expire_on_case(
+    case_pk: int, cutoff: dt.datetime, days: int, now: dt.datetime, actor: Actor
+) -> Case | None:
+    with transaction.atomic():
+        case = Case.objects.select_for_update().get(pk=case_pk)
+        pending = PendingAction.objects.filter(
+            case=case,
+            kind=PendingAction.Kind.CANCEL_MEMBERSHIP,
+            status=PendingAction.Status.PENDING,
+        )
+        expired = pending.filter(created_at__lte=cutoff).update(
+            status=PendingAction.Status.EXPIRED,
+            decided_at=now,
+            note=f"not decided within {days} days",
+        )
+        if not expired:
+            return None  # decided (or expired by another sweep) since the query
+        note = f"{expired} cancellation proposal(s) expired undecided after {days} days"
+        if case.status != Status.PRE_CANCEL or pending.exists():
+            record_event(case, actor=actor, note=note, data={"expired": expired})
+            return None
+        return transition(
+            case,
+            Status.PENDING_REPLY,
+            actor=actor,
+            note=f"{note}; the records are checked again now",
+            data={"expired": expired},
+            reply_deadline=now,
+        )
 
 
 FINDING_KEYS = ("reason", "failed_checks", "details", "rider_flags")

@@ -332,6 +332,9 @@ REPLY_WAIT_DAYS = env_int("REPLY_WAIT_DAYS", 7, minimum=1)
 # A reminder goes this many days before the reply deadline (0: no reminder).
 REMINDER_DAYS_BEFORE = env_int("REMINDER_DAYS_BEFORE", 2, minimum=0)
 MAX_REAUDITS = env_int("MAX_REAUDITS", 3, minimum=0)
+# A cancellation nobody approved or rejected within this many days expires and
+# the case is re-audited on fresh records (0: proposals never expire).
+PENDING_ACTION_EXPIRE_DAYS = env_int("PENDING_ACTION_EXPIRE_DAYS", 14, minimum=0)
 EMAIL_SEND_MAX_ATTEMPTS = env_int("EMAIL_SEND_MAX_ATTEMPTS", 5, minimum=1)
 EMAIL_RETRY_BASE_SECONDS = env_int("EMAIL_RETRY_BASE_SECONDS", 60, minimum=1)
 # Replies longer than this are cut before classification (the full body is kept).
