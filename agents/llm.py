@@ -348,10 +348,18 @@ class OpenAIClient:
         )
 
     def structured(
-        self, agent: str, prompt_version: str, system: str, user: str, schema: type[T]
+        self,
+        agent: str,
+        prompt_version: str,
+        system: str,
+        user: str,
+        schema: type[T],
+        *,
+        max_tokens: int | None = None,
     ) -> ModelCall[T]:
         """One chat completion whose content must validate against `schema`.
 
+        ``max_tokens`` caps the output (LLM_MAX_TOKENS unless given).
         Raises a ModelError subclass on any failure, stamped with the trace fields.
         """
         model = model_for(agent)
@@ -369,7 +377,9 @@ class OpenAIClient:
         if not self.breaker.allow():
             raise stamp(ModelUnavailable("circuit open: the model endpoint failed repeatedly"))
         try:
-            completion, attempts = self._complete(model, system, user, schema)
+            completion, attempts = self._complete(
+                model, system, user, schema, max_tokens or settings.LLM_MAX_TOKENS
+            )
         except ModelError as error:
             self.breaker.record_failure()
             stamp(error)
@@ -401,7 +411,7 @@ class OpenAIClient:
         )
 
     def _complete(
-        self, model: str, system: str, user: str, schema: type[BaseModel]
+        self, model: str, system: str, user: str, schema: type[BaseModel], max_tokens: int
     ) -> tuple[ChatCompletion, int]:
         """The completion and how many attempts it took, retrying what is worth retrying."""
         messages: Any = [
@@ -414,7 +424,10 @@ class OpenAIClient:
             attempt += 1
             try:
                 completion = self._sdk.chat.completions.create(
-                    model=model, messages=messages, response_format=response_format_for(schema)
+                    model=model,
+                    messages=messages,
+                    response_format=response_format_for(schema),
+                    max_tokens=max_tokens,
                 )
             except openai.APIError as exc:
                 cause, failure = exc, classify_failure(exc)

@@ -102,6 +102,25 @@ def traced_structured(
     None when the client fails: the error stays on the child trace, marked as
     a fallback to the rules, and the caller goes on without the model.
     """
+    outcome = traced_call(client, agent, prompt, user, schema, parent)
+    return None if isinstance(outcome, ModelError) else outcome
+
+
+def traced_call(
+    client: "OpenAIClient",
+    agent: str,
+    prompt: "Prompt",
+    user: str,
+    schema: "type[ParsedT]",
+    parent: RunTrace,
+    *,
+    max_tokens: int | None = None,
+) -> "ModelCall[ParsedT] | ModelError":
+    """``traced_structured`` for a caller that decides by the kind of failure.
+
+    The error is returned, not raised; the child trace's output says
+    ``{"fallback": "rules"}`` until the caller records what it did instead.
+    """
     trace = RunTrace(
         agent=agent,
         backend="openai",
@@ -110,12 +129,14 @@ def traced_structured(
     )
     parent.children.append(trace)
     try:
-        call = client.structured(agent, prompt.version, prompt.text, user, schema)
+        call = client.structured(
+            agent, prompt.version, prompt.text, user, schema, max_tokens=max_tokens
+        )
     except ModelError as error:
         for name, value in error.trace_fields().items():
             setattr(trace, name, value)
         trace.output = {"fallback": "rules"}
-        return None
+        return error
     for name, value in call.trace_fields().items():
         setattr(trace, name, value)
     trace.output = call.parsed.model_dump(mode="json")

@@ -18,6 +18,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from agents.tracing import RunTrace, save_trace_tree, timed
@@ -40,7 +41,13 @@ from outreach.compose import initial_template_for, render_email, rider_facts
 from outreach.models import EmailThread, Message
 from outreach.parsing import text_for_classification
 from outreach.replies.answers import answer_question, question_language
-from outreach.replies.classify import ReplyClassification, classify_reply, strip_quoted
+from outreach.replies.classify import (
+    CLASSIFICATION_FAILED,
+    MODEL_UNAVAILABLE,
+    ReplyClassification,
+    classify_reply,
+    strip_quoted,
+)
 from outreach.sending import (
     answer_threading,
     fail_stuck_sends,
@@ -148,7 +155,7 @@ def process_inbound(message_pk: int) -> str:
             pk=message_pk,
             direction=Message.Direction.INBOUND,
             kind=Message.Kind.REPLY,
-            status=Message.Status.RECEIVED,
+            status__in=(Message.Status.RECEIVED, Message.Status.MODEL_WAIT),
             thread__isnull=False,
             employee__isnull=False,
             processed_at__isnull=True,
@@ -169,7 +176,13 @@ def _act_on_reply(ctx: ReplyContext) -> str:
     message = ctx.message
     if ctx.case.status == Status.CLOSED:
         return _after_closing(ctx)
+    earlier = _earlier_reply_waiting(message)
+    if earlier is not None:
+        # Replies on a case are read in the order they came: this one waits behind it.
+        return _wait_for_model(message, f"an earlier reply ({earlier.message_id}) waits")
     result = classify(message, ctx.case)
+    if result.failure == MODEL_UNAVAILABLE:
+        return _wait_for_model(message, result.reasoning)
     escalated_before = _had_escalation(ctx.case, message)
     _mark_processed(message, result)
     if ctx.case.status == Status.PRE_CANCEL or _cancellation_waiting(ctx.case):
@@ -187,9 +200,64 @@ def _act_on_reply(ctx: ReplyContext) -> str:
         # ruling); this reply joins the queue rather than moving the case under
         # their feet.
         return ask_for_label(ctx, result, why="the case is already waiting for a person")
+    if result.failure == CLASSIFICATION_FAILED:
+        return ask_for_label(ctx, result, why="the model's answer was unusable twice")
     if result.hitl and result.bucket != "escalation":
         return ask_for_label(ctx, result, why="the reader was not confident")
     return act_on_bucket(ctx, result.bucket, actor=AGENT)
+
+
+def _earlier_reply_waiting(message: Message) -> Message | None:
+    return (
+        Message.objects.filter(
+            thread_id=message.thread_id,
+            direction=Message.Direction.INBOUND,
+            status=Message.Status.MODEL_WAIT,
+        )
+        .filter(
+            Q(received_at__lt=message.received_at)
+            | Q(received_at=message.received_at, pk__lt=message.pk)
+        )
+        .order_by("received_at", "pk")
+        .first()
+    )
+
+
+def _wait_for_model(message: Message, why: str) -> str:
+    """Put the claimed reply back, visibly waiting: the sweep reads it when the model answers.
+
+    Nothing acts on the reader's guess meanwhile: with a model configured,
+    its reading is the one this deployment chose to trust.
+    """
+    Message.objects.filter(pk=message.pk).update(
+        status=Message.Status.MODEL_WAIT,
+        processed_at=None,
+        attempts=message.attempts + 1,
+        last_error=why[:2000],
+    )
+    logger.warning("reply %s waits for the model: %s", message.message_id, why)
+    return "waiting_for_model"
+
+
+def read_waiting_replies() -> dict[str, int]:
+    """Read the replies waiting for the model, oldest first, until one has to wait again.
+
+    Run by the sweep. Stopping at the first that waits keeps the order (and
+    spares a down endpoint a burst of calls); each claim is the same
+    conditional update as a first delivery, so a reply is never read twice.
+    """
+    counts = {"read": 0, "still_waiting": 0}
+    waiting = Message.objects.filter(
+        direction=Message.Direction.INBOUND, status=Message.Status.MODEL_WAIT
+    ).order_by("received_at", "pk")
+    for pk in list(waiting.values_list("pk", flat=True)):
+        outcome = process_inbound(pk)
+        if outcome == "waiting_for_model":
+            counts["still_waiting"] = waiting.count()
+            break
+        if outcome != "skipped":
+            counts["read"] += 1
+    return counts
 
 
 def reply_language(message: Message) -> str:
@@ -551,6 +619,7 @@ def process_timeouts(now: datetime | None = None) -> dict[str, int]:
     """The sweep: reminders, deadline re-audits, send retries. Safe to run twice."""
     now = now or timezone.now()
     counts = {"reminders": send_reminders(now), "timeouts": 0, "resolved": 0, "pre_cancel": 0}
+    counts.update({f"model_{k}": v for k, v in read_waiting_replies().items()})
     # Before the deadlines: a case whose proposal expired is due for a re-audit now.
     counts["proposals_expired"] = len(expire_cancellation_proposals(now, actor=AGENT))
     for case in _expired_cases(now):

@@ -79,6 +79,7 @@ def review_queue(request: HtmxHttpRequest) -> HttpResponse:
         "cards": cards,
         "query": _query_without_page(form),
         "kind_counts": _kind_counts(form, pending),
+        "model_backlog": queries.replies_waiting_for_the_model(),
         "can_decide": allowed,
         "next": request.get_full_path(),
     }

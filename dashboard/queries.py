@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery, Window
+from django.db.models import Count, F, Min, OuterRef, Q, QuerySet, Subquery, Window
 from django.db.models.functions import Coalesce, RowNumber
 from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
@@ -43,6 +43,20 @@ def pending_actions() -> QuerySet[PendingAction]:
         .select_related("case__vanpool", "case__thread", "rider__employee", "message__employee")
         .order_by("created_at", "id")
     )
+
+
+@dataclass(frozen=True)
+class ModelBacklog:
+    count: int
+    oldest: datetime | None
+
+
+def replies_waiting_for_the_model() -> ModelBacklog:
+    """Replies a configured model could not read yet (one query): shown above the queue."""
+    backlog = Message.objects.filter(
+        direction=Message.Direction.INBOUND, status=Message.Status.MODEL_WAIT
+    ).aggregate(count=Count("pk"), oldest=Min("received_at"))
+    return ModelBacklog(backlog["count"], backlog["oldest"])
 
 
 def action_with_relations(pk: int) -> PendingAction | None:

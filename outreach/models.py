@@ -50,7 +50,9 @@ class Message(PublicIdModel):
         SENT = "sent"
         FAILED = "failed"
         # Inbound: received → processed (classified and acted on), or set aside.
+        # A reply the configured model could not read yet waits in model_wait.
         RECEIVED = "received"
+        MODEL_WAIT = "model_wait", "waiting for the model"
         PROCESSED = "processed"
         SET_ASIDE = "set_aside", "set aside (auto-reply / bounce)"
         QUARANTINED = "quarantined"

@@ -20,7 +20,7 @@ import json
 import logging
 from collections.abc import Callable
 from functools import wraps
-from typing import Any
+from typing import Any, cast
 
 from anymail.signals import AnymailInboundEvent, AnymailTrackingEvent, EventType
 from anymail.utils import get_anymail_setting
@@ -28,6 +28,7 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseForbidden
 from django.http.request import RawPostDataException
 from django.urls import URLPattern
+from django.views import View
 from django.views.decorators.csrf import csrf_exempt
 
 from outreach.bounces import record_bounce
@@ -102,8 +103,11 @@ def keeping_poison(callback: Callable[..., HttpResponse]) -> Callable[..., HttpR
             keep_undecodable_delivery(request, self.esp_name, exc)
             return []
 
-    keeping = type(view_class.__name__, (view_class,), {"parse_events": parse_events})
-    return keeping.as_view(**getattr(callback, "view_initkwargs", {}))
+    keeping: type[View] = type(view_class.__name__, (view_class,), {"parse_events": parse_events})
+    return cast(
+        "Callable[..., HttpResponse]",
+        keeping.as_view(**getattr(callback, "view_initkwargs", {})),
+    )
 
 
 def keep_undecodable_delivery(request: HttpRequest, esp_name: str, why: Exception) -> None:

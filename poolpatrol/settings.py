@@ -411,6 +411,10 @@ if LLM_BACKEND == "openai" and not OPENAI_API_KEY:
 # circuit breaker that fails fast for a cooldown after consecutive failed calls.
 LLM_TIMEOUT_SECONDS = env_float("LLM_TIMEOUT_SECONDS", 20, minimum=0.01)
 LLM_MAX_RETRIES = env_int("LLM_MAX_RETRIES", 3, minimum=0)
+# Output tokens a call may write; an answer cut at the limit is asked again
+# once with LLM_REASK_TOKEN_FACTOR times as many.
+LLM_MAX_TOKENS = env_int("LLM_MAX_TOKENS", 1024, minimum=16)
+LLM_REASK_TOKEN_FACTOR = env_int("LLM_REASK_TOKEN_FACTOR", 4, minimum=1)
 LLM_BREAKER_THRESHOLD = env_int("LLM_BREAKER_THRESHOLD", 5, minimum=1)
 LLM_BREAKER_COOLDOWN_SECONDS = env_float("LLM_BREAKER_COOLDOWN_SECONDS", 60, minimum=0)
 # A model per agent (LLM_MODEL_<AGENT>): judgement and writing on the larger

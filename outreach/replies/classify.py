@@ -17,7 +17,7 @@ from mailparser_reply import EmailReplyParser
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents import llm
-from agents.tracing import RunTrace, traced_structured
+from agents.tracing import RunTrace, traced_call
 from outreach.language import unread_passages
 from outreach.replies.guardrails import check_untrusted, normalise
 from outreach.replies.reader import Reader, default_reader
@@ -48,6 +48,9 @@ class ReplyClassification(BaseModel):
     # news for the person who handles it).
     also: str = ""
     probabilities: dict[str, float] = Field(default_factory=dict)
+    # Set when a configured model gave no label: "model_unavailable" (the
+    # reply waits) or "classification_failed" (a person labels it).
+    failure: str = ""
 
 
 class ModelReplyLabel(BaseModel):
@@ -360,6 +363,14 @@ def _labelled(
 # --- Model -------------------------------------------------------------------------------
 
 
+# A model answer that could not be used: asked once more, then a person reads it.
+REASK_ERRORS = (llm.ModelBadOutput, llm.ModelTruncated, llm.ModelRefused)
+# The endpoint is down or busy: the reply waits and is read when it is back.
+WAIT_ERRORS = (llm.ModelUnavailable, llm.ModelTimeout, llm.ModelRateLimited)
+MODEL_UNAVAILABLE = "model_unavailable"
+CLASSIFICATION_FAILED = "classification_failed"
+
+
 def _ask_model(
     client: llm.OpenAIClient,
     body: str,
@@ -367,27 +378,50 @@ def _ask_model(
     rules: ReplyClassification,
     parent: RunTrace | None = None,
 ) -> ReplyClassification:
+    """The model's label, or why there is none: never a silent fallback that acts.
+
+    - An unusable answer (not JSON, a label outside the enum, cut at the token
+      limit, a refusal) is asked once more, with a larger limit after a cut.
+      Failing again, the reply is ``classification_failed``: a person labels it.
+    - An endpoint that is down, slow or rate-limited (or its breaker open)
+      makes the reply ``model_unavailable``: the loop keeps it waiting, visibly,
+      and reads it when the model answers again.
+    - Any other error (a 4xx: our request or credentials) fails the same way
+      every time, so a person reads the reply now.
+    """
     prompt = llm.load_prompt(*PROMPT)
     user = llm.data_block("reply", {"subject": subject, "body": body})
-    if parent is not None:
-        # Recorded as a child run: model, tokens, cost and latency on the case.
-        call = traced_structured(client, AGENT, prompt, user, ModelReplyLabel, parent)
-        if call is None:
-            error = parent.children[-1].error
-            return rules.model_copy(
-                update={"reasoning": f"{rules.reasoning} Model unavailable ({error}); reader used."}
-            )
-    else:
-        try:
-            call = client.structured(AGENT, prompt.version, prompt.text, user, ModelReplyLabel)
-        except llm.ModelError as error:
-            return rules.model_copy(
-                update={"reasoning": f"{rules.reasoning} Model unavailable ({error}); reader used."}
-            )
-    label = call.parsed
+    trace = (
+        parent if parent is not None else RunTrace(agent="classifier", backend="openai", input={})
+    )
+    outcome = traced_call(client, AGENT, prompt, user, ModelReplyLabel, trace)
+    if isinstance(outcome, REASK_ERRORS):
+        trace.children[-1].output = {"fallback": "re-ask"}
+        limit = None
+        if isinstance(outcome, llm.ModelTruncated):
+            limit = settings.LLM_MAX_TOKENS * settings.LLM_REASK_TOKEN_FACTOR
+        outcome = traced_call(client, AGENT, prompt, user, ModelReplyLabel, trace, max_tokens=limit)
+    if isinstance(outcome, llm.ModelError):
+        failure = MODEL_UNAVAILABLE if isinstance(outcome, WAIT_ERRORS) else CLASSIFICATION_FAILED
+        trace.children[-1].output = {
+            "fallback": "wait" if failure == MODEL_UNAVAILABLE else "person"
+        }
+        why = (
+            "the model is unavailable; the reply waits until it answers"
+            if failure == MODEL_UNAVAILABLE
+            else "the model's answer was unusable twice; a person labels this reply"
+        )
+        return rules.model_copy(
+            update={
+                "hitl": True,
+                "failure": failure,
+                "reasoning": f"{rules.reasoning} Model failed ({outcome}): {why}.",
+            }
+        )
+    label = outcome.parsed
     return _labelled(
         label.bucket,
         label.confidence,
-        f"Model ({call.model}, {prompt.version}): {label.bucket}. {rules.reasoning}",
+        f"Model ({outcome.model}, {prompt.version}): {label.bucket}. {rules.reasoning}",
         rules.probabilities,
     )

@@ -416,12 +416,54 @@ def test_it_never_asks_the_model_when_a_guardrail_fires(server):
     assert server.request_count == 0
 
 
-def test_it_falls_back_to_the_rules_when_the_model_fails(server):
+def test_a_model_endpoint_that_is_down_makes_the_reply_wait_not_act(server):
     server.reply(Scripted(status=500, body=api_error("boom")))
     result = classify_reply("I moved to Fremont and updated my address.")
-    assert (result.bucket, result.hitl) == ("update", False)
-    assert "reader used" in result.reasoning
+    # The reader's guess is kept for the record, but nothing may act on it.
+    assert (result.bucket, result.hitl, result.failure) == ("update", True, "model_unavailable")
+    assert "the reply waits" in result.reasoning
     assert server.request_count == 1
+
+
+def label(bucket: str, confidence: float = 0.9) -> Scripted:
+    return Scripted(body=completion(json.dumps({"bucket": bucket, "confidence": confidence})))
+
+
+@pytest.mark.parametrize(
+    "unusable",
+    [
+        Scripted(body=completion("{not json")),
+        Scripted(body=completion('{"bucket": "cancel_everyone", "confidence": 0.9}')),
+        Scripted(body=completion(None, refusal="I can't help with that.")),
+    ],
+    ids=["bad-json", "label-outside-the-enum", "refusal"],
+)
+def test_an_unusable_model_answer_is_asked_once_more(server, unusable):
+    server.reply(unusable)
+    server.reply(label("question"))
+    result = classify_reply("How is the distance measured?")
+    assert (result.bucket, result.failure) == ("question", "")
+    assert server.request_count == 2
+
+
+def test_a_cut_answer_is_asked_again_with_a_larger_token_limit(server, settings):
+    settings.LLM_MAX_TOKENS, settings.LLM_REASK_TOKEN_FACTOR = 64, 4
+    server.reply(Scripted(body=completion('{"bucket": "upd', finish_reason="length")))
+    server.reply(label("update"))
+    classify_reply("I moved to Fremont and updated my address.")
+    assert [r.body["max_tokens"] for r in server.requests] == [64, 256]
+
+
+def test_two_unusable_answers_make_classification_failed_for_a_person(server):
+    server.reply(Scripted(body=completion("{not json")))
+    server.reply(Scripted(body=completion('{"bucket": "update"}')))
+    parent = RunTrace(agent="classifier", backend="openai", input={})
+    result = classify_reply("I moved to Fremont and updated my address.", trace=parent)
+    assert (result.hitl, result.failure) == (True, "classification_failed")
+    assert [child.output for child in parent.children] == [
+        {"fallback": "re-ask"},
+        {"fallback": "person"},
+    ]
 
 
 # --- The evaluation set ---------------------------------------------------------------
@@ -588,14 +630,14 @@ def test_a_model_call_is_traced_as_a_child_run_with_its_tokens(server):
 
 
 def test_a_failed_model_call_is_traced_with_its_error(server):
-    server.reply(api_error(500))
+    server.reply(Scripted(status=503, body=api_error("overloaded")))
     parent = RunTrace(agent="classifier", backend="openai", input={})
 
     result = classify_reply("I moved in May.", "Re: seat", trace=parent)
 
-    assert "reader used" in result.reasoning
+    assert result.failure == "model_unavailable"
     [child] = parent.children
-    assert child.error and child.output == {"fallback": "rules"}
+    assert "503" in child.error and child.output == {"fallback": "wait"}
 
 
 # Outlook's quote header in each language the reply parser knows (and Gmail's

@@ -1,5 +1,6 @@
 """Storing inbound email once, on the right thread, and handing replies to the loop."""
 
+import hashlib
 import threading
 
 import pytest
@@ -376,14 +377,16 @@ def test_garbage_is_quarantined_once_and_nothing_is_raised(queued):
     assert queued == []
 
 
-def test_a_1_mb_reply_is_stored_whole_and_flagged_oversized(queued):
+def test_a_1_mb_reply_is_kept_cut_at_the_body_limit_and_flagged(queued, settings):
     open_thread()
+    raw = oversized_eml()
 
-    message, _ = receive_raw(oversized_eml())
+    message, _ = receive_raw(raw)
 
     message.refresh_from_db()
-    assert len(message.text_body) > 1_000_000
-    assert message.flags == ["oversized"]
+    assert len(message.text_body) == settings.INBOUND_BODY_MAX_CHARS
+    assert message.flags == ["oversized", "truncated"]
+    assert message.raw_sha256 == hashlib.sha256(raw).hexdigest()  # identity of the whole
     assert queued == [message.pk]  # the loop classifies the first INBOUND_CLASSIFY_MAX_CHARS
 
 
