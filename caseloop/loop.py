@@ -344,8 +344,13 @@ def classify(message: Message, case: Case) -> ReplyClassification:
         backend=settings.LLM_BACKEND,
         input={"message_id": message.message_id, "subject": message.subject, "chars": len(text)},
     )
+    ours = tuple(
+        Message.objects.filter(thread_id=message.thread_id, direction=Message.Direction.OUTBOUND)
+        .values_list("subject", flat=True)
+        .distinct()
+    )
     with timed(trace):
-        result = classify_reply(text, message.subject, trace=trace)
+        result = classify_reply(text, message.subject, trace=trace, ours=ours)
     trace.output = result.model_dump()
     save_trace_tree(trace, vanpool_pk=case.vanpool_id, case=case)
     return result
@@ -683,8 +688,13 @@ def send_reminders(now: datetime) -> int:
 
 
 def _has_replied(thread: EmailThread, employee: Employee) -> bool:
+    # Their own reply, not their out-of-office: an auto-reply says they are away,
+    # which is a reason to remind them, not to stop.
     return Message.objects.filter(
-        thread=thread, employee=employee, direction=Message.Direction.INBOUND
+        thread=thread,
+        employee=employee,
+        direction=Message.Direction.INBOUND,
+        kind=Message.Kind.REPLY,
     ).exists()
 
 

@@ -1,6 +1,6 @@
 """Admin for the program records: shifts, vanpools, employees, leave and seats."""
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from django import forms
 from django.contrib import admin
@@ -199,6 +199,23 @@ class LeaveInline(admin.TabularInline):
         return super().get_queryset(request).select_related("employee")
 
 
+HOME_ADDRESS_PERMISSION = "vanpools.view_home_address"
+HOME_DETAIL_FIELDS = frozenset({"home_address", "home_lat", "home_lng"})
+
+
+def _without(fields: Any, hidden: frozenset[str]) -> list[Any]:
+    """A fieldset's fields (names or tuples of names on one line) without ``hidden``."""
+    kept: list[Any] = []
+    for field in fields:
+        if isinstance(field, tuple | list):
+            line = tuple(name for name in field if name not in hidden)
+            if line:
+                kept.append(line if len(line) > 1 else line[0])
+        elif field not in hidden:
+            kept.append(field)
+    return kept
+
+
 @admin.register(Employee)
 class EmployeeAdmin(AuditAdmin):
     list_display = [
@@ -249,6 +266,21 @@ class EmployeeAdmin(AuditAdmin):
         ("Record", {"fields": ["created_at", "updated_at"]}),
     ]
     inlines = [LeaveInline]
+
+    def get_fieldsets(self, request: HttpRequest, obj: Employee | None = None) -> Any:
+        """Without ``view_home_address`` the street and exact coordinates are not shown.
+
+        The same data minimisation as the dashboard and the API: the ZIP is
+        what an audit needs; the street is for auditors. Left out of the
+        fieldsets, they are out of the form too, so a POST cannot change them.
+        """
+        fieldsets = super().get_fieldsets(request, obj)
+        if request.user.has_perm(HOME_ADDRESS_PERMISSION):
+            return fieldsets
+        return [
+            (name, {**options, "fields": _without(options["fields"], HOME_DETAIL_FIELDS)})
+            for name, options in fieldsets
+        ]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Employee]:
         active_seats = Rider.objects.filter(status=ACTIVE).select_related("vanpool")

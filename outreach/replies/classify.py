@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from agents import llm
 from agents.tracing import RunTrace, traced_call
 from outreach.language import unread_passages
+from outreach.replies.boilerplate import without_boilerplate
 from outreach.replies.guardrails import check_untrusted, normalise
 from outreach.replies.reader import Reader, default_reader
 from outreach.replies.rules import first_hit
@@ -62,9 +63,17 @@ class ModelReplyLabel(BaseModel):
 
 
 def classify_reply(
-    text: str, subject: str = "", *, trace: RunTrace | None = None
+    text: str,
+    subject: str = "",
+    *,
+    trace: RunTrace | None = None,
+    ours: tuple[str, ...] = (),
 ) -> ReplyClassification:
-    """The reply's bucket; with ``trace``, a model call is recorded as its child run."""
+    """The reply's bucket; with ``trace``, a model call is recorded as its child run.
+
+    ``ours`` are the subjects of the emails we sent on the thread: a reply
+    whose subject only repeats one of them has said nothing in it.
+    """
     # Guardrails read the whole message, quoted part included: hidden text and
     # a fake "On … wrote:" line must not be a way to slip past them.
     hit = check_untrusted(text, subject)
@@ -77,7 +86,7 @@ def classify_reply(
             guardrail=hit.rule,
         )
     body = strip_quoted(text)
-    result = read_words(rider_words(text, subject, body))
+    result = read_words(rider_words(text, subject, body, ours=ours))
     if languages := unread_languages(body):
         # The reader read only part of it: what the rest says is for a person.
         why = f"Part of it is in a language the reader does not read ({', '.join(languages)})."
@@ -248,7 +257,9 @@ def _expand_shorthand(text: str) -> str:
     return _SHORTHAND_RE.sub(lambda match: _SHORTHAND[match[0]], text)
 
 
-def rider_words(text: str, subject: str = "", body: str | None = None) -> str:
+def rider_words(
+    text: str, subject: str = "", body: str | None = None, *, ours: tuple[str, ...] = ()
+) -> str:
     """What the reader reads: the rider's own words, normalised.
 
     Quoted history, signature and footer go; a forward the rider points at
@@ -257,11 +268,28 @@ def rider_words(text: str, subject: str = "", body: str | None = None) -> str:
     ``body`` is ``strip_quoted(text)`` when the caller already has it.
     """
     body = strip_quoted(text) if body is None else body
-    said = _without_signature(body) + _forwarded_news(text, body)
+    said = _without_signature(without_boilerplate(body)) + _forwarded_news(text, body)
     if _POINTS_AT_SUBJECT.search(body):
         said = f"{_REPLY_PREFIX.sub('', subject)}\n{said}"  # "see subject": the news is there
     # A link's "?" and words are an address, not the rider's question.
-    return _URL.sub(" ", _expand_shorthand(normalise(said or subject))).strip()
+    return _URL.sub(
+        " ", _expand_shorthand(normalise(said or _their_subject(subject, ours)))
+    ).strip()
+
+
+def _their_subject(subject: str, ours: tuple[str, ...]) -> str:
+    """The subject as the rider's words, for a reply with nothing in its body.
+
+    "Re: <our subject>" is our own words coming back: read, they made an
+    empty reply (a photo, a phone's tagline) look like whatever our email was
+    about. A subject the rider wrote or edited ("Re: updated my address") is theirs.
+    """
+    own = _same_subject(_REPLY_PREFIX.sub("", subject))
+    return "" if own and own in {_same_subject(s) for s in ours} else subject
+
+
+def _same_subject(subject: str) -> str:
+    return " ".join(subject.lower().split())
 
 
 def read_words(words: str, reader: Reader | None = None) -> ReplyClassification:

@@ -18,6 +18,7 @@ import datetime as dt
 from dataclasses import dataclass
 
 import pytest
+from axes.models import AccessAttempt
 from django.test import Client
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
@@ -33,7 +34,7 @@ from tests.factories import (
     VanpoolFactory,
 )
 from tests.qcluster_support import manage, process_env
-from vanpools.models import Vanpool
+from vanpools.models import Employee, Vanpool
 
 pytestmark = pytest.mark.django_db
 
@@ -332,6 +333,21 @@ def test_fault_36_a_coordinator_never_sees_a_home_street_address_an_auditor_does
     assert logged_in(auditor, APIClient).get(api).json()["home_address"] == STREET
 
 
+def test_fault_36_the_admin_hides_the_street_and_coordinates_from_a_coordinator_too(
+    scene, coordinator, auditor
+):
+    employee = Employee.objects.get(employee_id=scene.employee_id)
+    change = f"/admin/vanpools/employee/{employee.pk}/change/"
+
+    as_coordinator = logged_in(coordinator).get(change)
+
+    assert as_coordinator.status_code == 200
+    html = as_coordinator.content.decode()
+    assert STREET not in html and "home_lat" not in html and "home_lng" not in html
+    assert employee.home_zip in html  # what an audit needs stays
+    assert STREET in logged_in(auditor).get(change).content.decode()
+
+
 # --- 37: CSRF ------------------------------------------------------------------------------
 
 
@@ -539,3 +555,19 @@ def test_fault_40_an_unknown_username_is_locked_out_alike_so_none_is_revealed(cl
     ]
 
     assert answers == [200] * (settings.AXES_FAILURE_LIMIT - 1) + [429, 429]
+
+
+def test_fault_40_an_auditor_clears_a_lockout_in_the_admin_and_a_coordinator_cannot(
+    client, coordinator, auditor, settings
+):
+    fail_until_locked(client, settings.AXES_FAILURE_LIMIT)
+    attempt = AccessAttempt.objects.get(username="coordinator")
+    assert logged_in(coordinator).get("/admin/axes/accessattempt/").status_code == 403
+
+    desk = logged_in(auditor)
+    assert desk.get("/admin/axes/accessattempt/").status_code == 200
+    cleared = desk.post(f"/admin/axes/accessattempt/{attempt.pk}/delete/", {"post": "yes"})
+
+    assert cleared.status_code == 302
+    again = client.post("/login/", {"username": "coordinator", "password": PASSWORD})
+    assert again.status_code == 302 and "_auth_user_id" in client.session

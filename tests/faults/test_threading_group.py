@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from agents.models import AgentRun
 from caseloop.audits import audit_vanpool
+from caseloop.loop import process_timeouts
 from caseloop.tests.test_loop import (
     FAR_ZIP,
     NEAR_ZIP,
@@ -335,6 +336,22 @@ def test_fault_17_an_out_of_office_note_is_set_aside_unread_unanswered_and_moves
     assert case.reply_deadline == timezone.now() + dt.timedelta(days=5)
 
 
+def test_fault_17_an_out_of_office_note_does_not_stop_the_reminder(case, van, run, _frozen_time):
+    farid = far_rider(van)
+    deliver(
+        run,
+        mail_from(
+            farid,
+            "I am out of the office until Monday.",
+            to=reply_address(case),
+            subject="Fravær: Action needed: please check your home address",
+        ),
+    )
+    _frozen_time.shift(dt.timedelta(days=5, hours=1))
+
+    assert run(process_timeouts)["reminders"] == 1
+
+
 # --- 18: bounces ---------------------------------------------------------------------
 
 
@@ -419,8 +436,11 @@ def test_fault_19_quoted_history_under_a_danish_or_german_outlook_header_is_not_
         "Sent from my iPhone",
         "\n\nSent from my iPhone\n",
         "-- \nFarid Rivera\nFacilities | Fremont Campus\n555-0142",
+        "Sent from Outlook for Android",
+        "Sent from Yahoo Mail on Android",
+        "Sent from my Verizon, Samsung Galaxy smartphone",
     ],
-    ids=["iphone", "iphone-blank-lines", "signature-block"],
+    ids=["iphone", "iphone-blank-lines", "signature-block", "outlook", "yahoo", "verizon"],
 )
 def test_fault_20_a_reply_with_only_a_signature_goes_to_a_person_and_is_not_acted_on(
     case, van, run, _frozen_time, mailoutbox, body
@@ -434,10 +454,11 @@ def test_fault_20_a_reply_with_only_a_signature_goes_to_a_person_and_is_not_acte
     message = deliver(run, raw)
 
     assert (message.thread, message.employee) == (case.thread, farid)
-    assert message.bucket != "" and message.classification["hitl"] is True
+    # Nothing to read: our own subject coming back is not the rider's words either.
+    assert message.classification["hitl"] is True
+    assert message.classification["reasoning"] == "Nothing to read."
     card = PendingAction.objects.get(message=message)
-    assert card.kind in (PendingAction.Kind.LABEL_REPLY, PendingAction.Kind.REVIEW_EMAIL)
-    assert card.status == PendingAction.Status.PENDING
+    assert (card.kind, card.status) == (PendingAction.Kind.LABEL_REPLY, "pending")
     case.refresh_from_db()
     assert (case.status, case.reaudit_count, case.reply_deadline) == (
         Status.HITL_REVIEW,

@@ -224,31 +224,33 @@ def test_fault_05_twenty_concurrent_deliveries_store_one_row_and_queue_it_once(q
 PHOTO = b"\xff\xd8\xff\xe0\x00\x10JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00" + bytes(64)
 
 
-def attachment_only_raw() -> dict[str, object]:
-    msg = rider_reply()
+def attachment_only_raw(subject: str) -> dict[str, object]:
+    msg = rider_reply(subject)
     msg.add_attachment(PHOTO, maintype="image", subtype="jpeg", filename="IMG_0412.jpg")
     return postmark_payload(msg.as_bytes())
 
 
-def attachment_only_fields() -> dict[str, object]:
+def attachment_only_fields(subject: str) -> dict[str, object]:
     photo = {
         "Name": "IMG_0412.jpg",
         "Content": base64.b64encode(PHOTO).decode(),
         "ContentType": "image/jpeg",
         "ContentLength": len(PHOTO),
     }
-    return postmark_payload(TextBody="", HtmlBody="", Attachments=[photo])
+    return postmark_payload(TextBody="", HtmlBody="", Subject=subject, Attachments=[photo])
 
 
 @pytest.mark.parametrize(
     "payload", [attachment_only_raw, attachment_only_fields], ids=["raw mime", "parsed fields"]
 )
-def test_fault_11_an_attachment_only_reply_is_stored_and_goes_to_a_person_not_answered(
+def test_fault_11_an_attachment_only_reply_is_a_label_card_for_a_person_not_answered(
     client, queued, run, payload
 ):
     scene = open_thread()
+    # Our own subject coming back is not the rider's words: there is nothing to read.
+    subject = f"Re: {scene.outbound.subject}"
 
-    response = post_json(client, POSTMARK_INBOUND, payload(), **basic_auth())
+    response = post_json(client, POSTMARK_INBOUND, payload(subject), **basic_auth())
 
     assert response.status_code == 200
     stored = inbound_rows().get()
@@ -256,20 +258,19 @@ def test_fault_11_an_attachment_only_reply_is_stored_and_goes_to_a_person_not_an
     assert stored.text_body.strip() == ""
     assert queued == [stored.pk]
 
-    run(process_inbound, stored.pk)
+    assert run(process_inbound, stored.pk) == "label_requested"
 
-    # One card about this reply, waiting for a person. Its kind is not pinned: with no
-    # words the reader reads the subject (ours, quoted back) and may call it an
-    # escalation, so the card can be a drafted holding reply instead of a label.
     card = PendingAction.objects.get()
-    assert (card.status, card.case, card.message) == (
+    assert (card.kind, card.status, card.case, card.message) == (
+        PendingAction.Kind.LABEL_REPLY,
         PendingAction.Status.PENDING,
         scene.case,
         stored,
     )
     stored.refresh_from_db()
     assert stored.status == Message.Status.PROCESSED
-    assert stored.classification["hitl"] is True
+    assert stored.bucket != "escalation"
+    assert stored.classification["reasoning"] == "Nothing to read."
     assert mail.outbox == []  # nothing goes to the rider on its own
     assert Message.objects.filter(direction=Message.Direction.OUTBOUND).count() == 1
 
