@@ -236,9 +236,14 @@ def breaker_for(endpoint: str) -> CircuitBreaker:
 
 
 def reset_breakers() -> None:
-    """Forget every endpoint's state (tests, or an operator after fixing the endpoint)."""
+    """Forget every endpoint's state (tests, or an operator after fixing the endpoint).
+
+    The shared client holds its breaker, so it is dropped too: the next call
+    builds a client with a closed one.
+    """
     with _breakers_lock:
         _breakers.clear()
+    _shared_client.cache_clear()
 
 
 # --- Retries ------------------------------------------------------------------------------

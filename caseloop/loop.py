@@ -350,7 +350,13 @@ def classify(message: Message, case: Case) -> ReplyClassification:
         .distinct()
     )
     with timed(trace):
-        result = classify_reply(text, message.subject, trace=trace, ours=ours)
+        result = classify_reply(
+            text,
+            message.subject,
+            trace=trace,
+            ours=ours,
+            hidden_text="hidden_text" in message.flags,
+        )
     trace.output = result.model_dump()
     save_trace_tree(trace, vanpool_pk=case.vanpool_id, case=case)
     return result

@@ -298,6 +298,9 @@ def _bodies(msg: email.message.Message, flags: list[str]) -> tuple[str, str]:
     if not text.strip() and html.strip():
         text = html_to_text(html)
         flags.append("text_from_html")
+    if html and hidden_html_words(html):
+        # Words styled out of sight: a person reads what the sender hid, and why.
+        flags.append("hidden_text")
     return text, html
 
 
@@ -379,27 +382,68 @@ class _TextExtractor(HTMLParser):
         | {"section", "table", "td", "th", "tr", "ul"}
     )
     SKIP = frozenset({"script", "style", "head", "title", "template"})
+    VOID = frozenset({"br", "hr", "img", "input", "meta", "link", "wbr", "col", "area", "source"})
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.chunks: list[str] = []
         self.skipping = 0
+        # Open elements, each marked hidden or not, and whether hidden ones held words.
+        self.open: list[tuple[str, bool]] = []
+        self.hidden_words: list[str] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag in self.SKIP:
             self.skipping += 1
         elif tag in self.BLOCK:
             self.chunks.append("\n")
+        if tag not in self.VOID:
+            self.open.append((tag, _hides(attrs)))
 
     def handle_endtag(self, tag: str) -> None:
         if tag in self.SKIP:
             self.skipping = max(0, self.skipping - 1)
         elif tag in self.BLOCK:
             self.chunks.append("\n")
+        for depth in range(len(self.open) - 1, -1, -1):
+            if self.open[depth][0] == tag:
+                del self.open[depth:]
+                break
 
     def handle_data(self, data: str) -> None:
-        if not self.skipping:
-            self.chunks.append(data)
+        if self.skipping:
+            return
+        self.chunks.append(data)
+        if re.search(r"\w", data) and any(hidden for _, hidden in self.open):
+            self.hidden_words.append(data.strip())
+
+
+# Inline CSS (or the hidden attribute) that keeps an element's words off the screen.
+_HIDING_STYLE = re.compile(
+    r"display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0*(?:\.0+)?\s*(?:px|pt|em|rem|%)?\s*(?:;|$)"
+    r"|opacity\s*:\s*0*(?:\.0+)?\s*(?:;|$)|(?:max-)?(?:height|width)\s*:\s*0+(?:px)?\s*(?:;|$)",
+    re.IGNORECASE,
+)
+
+
+def _hides(attrs: list[tuple[str, str | None]]) -> bool:
+    for name, value in attrs:
+        if name == "hidden":
+            return True
+        if name == "style" and value and _HIDING_STYLE.search(value):
+            return True
+    return False
+
+
+def hidden_html_words(html: str) -> str:
+    """The words an HTML body hides from its reader with CSS ("" when none)."""
+    extractor = _TextExtractor()
+    try:
+        extractor.feed(html)
+        extractor.close()
+    except Exception:
+        return ""
+    return " ".join(extractor.hidden_words)
 
 
 def html_to_text(html: str) -> str:

@@ -68,12 +68,23 @@ def classify_reply(
     *,
     trace: RunTrace | None = None,
     ours: tuple[str, ...] = (),
+    hidden_text: bool = False,
 ) -> ReplyClassification:
     """The reply's bucket; with ``trace``, a model call is recorded as its child run.
 
     ``ours`` are the subjects of the emails we sent on the thread: a reply
     whose subject only repeats one of them has said nothing in it.
+    ``hidden_text``: its HTML hides words from the reader (flag ``hidden_text``).
     """
+    if hidden_text:
+        # Words written for software, not for a person: a person reads them.
+        return ReplyClassification(
+            bucket="escalation",
+            confidence=1.0,
+            reasoning="Guardrail: the HTML hides words from its reader. A person reads this reply.",
+            hitl=True,
+            guardrail="hidden_html",
+        )
     # Guardrails read the whole message, quoted part included: hidden text and
     # a fake "On … wrote:" line must not be a way to slip past them.
     hit = check_untrusted(text, subject)
