@@ -68,6 +68,7 @@ def approve(
     }
     with transaction.atomic():
         handlers[action.kind](action, by, note, edits)
+        _release_repeats(action, approved=True)
     logger.info("action %s (%s) approved by %s", action.pk, action.kind, by.get_username())
     return PendingAction.objects.get(pk=action.pk)
 
@@ -87,8 +88,52 @@ def reject(action: PendingAction, *, by: User, note: str = "") -> PendingAction:
             # A rejected draft or label: nothing is sent; the case waits again.
             _resume_waiting(case, by, f"{action.get_kind_display()} rejected. {note}".strip())
         _record_result(action, {"rejected": True})
+        _release_repeats(action, approved=False)
     logger.info("action %s (%s) rejected by %s", action.pk, action.kind, by.get_username())
     return PendingAction.objects.get(pk=action.pk)
+
+
+def _release_repeats(action: PendingAction, *, approved: bool) -> None:
+    """The emails counted on a collapsed card, once the card is decided.
+
+    A later reply from the same rider is read again now (in the order it
+    came): clear ones are acted on, and the first that needs a person makes
+    the next card. Emails held as a flood stay set aside; the person saw
+    their count. An unknown sender's later emails follow the card's decision:
+    matched to the same thread, or set aside with it.
+    """
+    ids = action.payload.get("repeat_messages") or []
+    if not ids:
+        return
+    repeats = list(
+        Message.objects.filter(message_id__in=ids, direction=Message.Direction.INBOUND).order_by(
+            "received_at", "pk"
+        )
+    )
+    if action.kind == Kind.MATCH_INBOUND:
+        _follow_the_match(action, repeats, approved)
+        return
+    for message in repeats:
+        if "flood" in message.flags or message.thread_id is None or message.employee_id is None:
+            continue
+        Message.objects.filter(pk=message.pk).update(
+            status=Message.Status.RECEIVED, processed_at=None
+        )
+        enqueue_inbound_processing(message.pk)
+
+
+def _follow_the_match(action: PendingAction, repeats: list[Message], approved: bool) -> None:
+    if not approved:
+        for message in repeats:
+            _set_aside(message, "a person found its sender's first email belongs to no case")
+        return
+    matched = _row(Message.objects.all(), action.message_id)
+    for message in repeats:
+        message.thread_id, message.employee_id = matched.thread_id, matched.employee_id
+        message.flags = [f for f in message.flags if f not in ("unmatched", "unknown_sender")]
+        message.save(update_fields=["thread", "employee", "flags"])
+        if message.kind == Message.Kind.REPLY and message.status == Message.Status.RECEIVED:
+            enqueue_inbound_processing(message.pk)
 
 
 def _refuse_over_an_unread_reply(action: PendingAction) -> None:

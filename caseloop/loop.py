@@ -38,6 +38,7 @@ from cases.lifecycle import (
 )
 from cases.models import Case, PendingAction
 from outreach.compose import initial_template_for, render_email, rider_facts
+from outreach.inbound import reply_collapse_key
 from outreach.models import EmailThread, Message
 from outreach.parsing import text_for_classification
 from outreach.replies.answers import answer_question, question_language
@@ -290,6 +291,7 @@ def _after_closing(ctx: ReplyContext) -> str:
         actor=AGENT,
         note=why,
         hold_in=None,
+        collapse_key=reply_collapse_key(ctx.case, ctx.employee),
     )
     return "after_closing"
 
@@ -422,6 +424,7 @@ def ask_for_label(ctx: ReplyContext, result: ReplyClassification, *, why: str) -
         },
         actor=AGENT,
         note=f"reply {ctx.message.message_id} needs a person to label it: {why}",
+        collapse_key=reply_collapse_key(ctx.case, ctx.employee),
     )
     return "label_requested"
 
@@ -477,6 +480,7 @@ def hold_for_review(ctx: ReplyContext) -> str:
         },
         actor=AGENT,
         note=f"reply {ctx.message.message_id} escalated; a draft answer waits for review",
+        collapse_key=reply_collapse_key(ctx.case, ctx.employee),
     )
     return "held_for_review"
 

@@ -362,6 +362,7 @@ def request_review(
     message: models.Model | None = None,
     rider: Rider | None = None,
     hold_in: str | None = Status.HITL_REVIEW,
+    collapse_key: str = "",
 ) -> tuple[PendingAction, Case | None]:
     """Ask a person: the one place a PendingAction is created.
 
@@ -370,7 +371,18 @@ def request_review(
     trail entry's reason. ``hold_in=None`` leaves the case where it is: a card
     about who sent a message, or a case a caller already moved
     (``pre_cancel``). Without a case only the action is created.
+
+    ``collapse_key`` names what makes two asks the same (one sender on one
+    case): while a card with that key waits, a new ask is counted on it
+    (``payload["repeats"]``, its message listed in ``repeat_messages``) rather
+    than becoming another card. One sender sending 200 emails is one card.
     """
+    if collapse_key:
+        waiting = _collapse_into(kind, collapse_key, message)
+        if waiting is not None:
+            return waiting, case
+    if collapse_key:
+        payload = {**payload, "collapse_key": collapse_key}
     with transaction.atomic():
         action = PendingAction.objects.create(
             kind=kind,
@@ -384,6 +396,36 @@ def request_review(
         if case is not None and hold_in is not None and case.status != hold_in:
             case = transition(case, hold_in, actor=actor, note=note)
     return action, case
+
+
+# Beyond this a card still counts repeats; the messages stay on their thread.
+REPEATS_LISTED = 200
+
+
+def _collapse_into(kind: str, key: str, message: models.Model | None) -> PendingAction | None:
+    """Count a repeated ask on the card already waiting for it; None when there is none."""
+    with transaction.atomic():
+        waiting = (
+            PendingAction.objects.select_for_update()
+            .filter(kind=kind, status=PendingAction.Status.PENDING, payload__collapse_key=key)
+            .order_by("created_at", "pk")
+            .first()
+        )
+        if waiting is None:
+            return None
+        listed = list(waiting.payload.get("repeat_messages", []))
+        message_id = getattr(message, "message_id", "")
+        if message_id and message_id not in listed and len(listed) < REPEATS_LISTED:
+            listed.append(message_id)
+        waiting.payload = {
+            **waiting.payload,
+            "repeats": int(waiting.payload.get("repeats", 0)) + 1,
+            "repeat_messages": listed,
+            "last_repeat_at": timezone.now().isoformat(),
+        }
+        waiting.save(update_fields=["payload"])
+    logger.info("ask collapsed into action %s (%s): %s", waiting.pk, kind, key)
+    return waiting
 
 
 def record_event(case: Case, *, actor: Actor, note: str, data: dict | None = None) -> CaseEvent:

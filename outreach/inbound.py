@@ -18,6 +18,7 @@ aside → (the loop: quoted text stripped → guardrails → classified).
 Only a reply from a known rider of the case is queued for processing.
 """
 
+import datetime as dt
 import email.message
 import hashlib
 import logging
@@ -366,7 +367,57 @@ def _match_and_act(
     if employee is None:
         _ask_a_person(message, parsed, why_not, case=match.thread.case)
         return
+    sent = _sent_within_the_hour(parsed.from_email)
+    if sent > settings.INBOUND_SENDER_HOURLY_LIMIT:
+        _hold_flood(message, parsed, sent, match.thread.case, employee)
+        return
     enqueue_inbound_processing(message.pk)
+
+
+def _sent_within_the_hour(sender: str) -> int:
+    """Inbound messages from ``sender`` in the last hour, this one included."""
+    since = timezone.now() - dt.timedelta(hours=1)
+    return Message.objects.filter(
+        direction=Message.Direction.INBOUND, from_email__iexact=sender, received_at__gte=since
+    ).count()
+
+
+def _hold_flood(
+    message: Message, parsed: ParsedInbound, sent: int, case: Case, employee: Employee
+) -> None:
+    """A rider over INBOUND_SENDER_HOURLY_LIMIT: kept, not read, counted on one card.
+
+    Each reply read can mean a model call, a re-audit and an email back: 200
+    of them in a minute is a loop between mail programs or someone testing
+    us, and a person decides what it is. Nothing is lost: the messages stay
+    on the thread, and the card says how many came.
+    """
+    message.status = Status.SET_ASIDE
+    message.flags = [*message.flags, "flood"]
+    message.classification = {
+        "kind": "flood",
+        "reason": f"{sent} messages from this sender within an hour",
+    }
+    message.save(update_fields=["status", "flags", "classification"])
+    why = (
+        f"{employee.employee_id} sent {sent} emails within an hour (more than "
+        f"{settings.INBOUND_SENDER_HOURLY_LIMIT}); the rest are kept on the thread unread"
+    )
+    request_review(
+        case,
+        PendingAction.Kind.LABEL_REPLY,
+        message=message,
+        actor=REQUESTER,
+        note=why,
+        payload={"why": why, "flood": True, "suggested_bucket": "", "reasoning": ""},
+        hold_in=None,
+        collapse_key=reply_collapse_key(case, employee),
+    )
+
+
+def reply_collapse_key(case: Case, employee: Employee) -> str:
+    """One card at a time about one rider's replies on one case."""
+    return f"reply:{case.pk}:{employee.pk}"
 
 
 def _answers_its_own_email(match: Match, employee: Employee | None) -> bool:
@@ -389,7 +440,8 @@ def _unmatched(message: Message, parsed: ParsedInbound, why_not: str) -> None:
 def _ask_a_person(
     message: Message, parsed: ParsedInbound, reason: str, *, case: Case | None
 ) -> None:
-    # A card about who sent the message: the case itself keeps its status.
+    # A card about who sent the message: the case itself keeps its status. One
+    # card per sender (and case): their later emails are counted on it.
     request_review(
         case,
         PendingAction.Kind.MATCH_INBOUND,
@@ -398,6 +450,7 @@ def _ask_a_person(
         note=reason,
         payload={"reason": reason, "from": parsed.from_email, "subject": parsed.subject[:300]},
         hold_in=None,
+        collapse_key=f"match:{case.pk if case else '-'}:{parsed.from_email.lower()}",
     )
 
 

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
+from django.conf import settings
 from django.db import transaction
 from django_q.tasks import async_task
 
@@ -38,8 +39,10 @@ def run_inline() -> Iterator[None]:
         q_logger.setLevel(level)
 
 
-def _enqueue(task: str, arg: int | str, name: str, group: str) -> None:
+def _enqueue(task: str, arg: int | str, name: str, group: str, queue: str = "") -> None:
     options: dict[str, object] = {"task_name": name, "group": group}
+    if queue:
+        options["cluster"] = queue  # django-q2's name for a queue of its own
     if _inline.get():
         options["sync"] = True
     transaction.on_commit(lambda: async_task(f"{TASKS}.{task}", arg, **options))
@@ -51,7 +54,14 @@ def enqueue_audit(vanpool_id: str) -> None:
 
 
 def enqueue_send(message_pk: int) -> None:
-    _enqueue("send_message_task", message_pk, f"send message {message_pk}", group="outreach")
+    """Queue one email to send; on settings.SEND_QUEUE when one is configured."""
+    _enqueue(
+        "send_message_task",
+        message_pk,
+        f"send message {message_pk}",
+        group="outreach",
+        queue=settings.SEND_QUEUE,
+    )
 
 
 def enqueue_inbound_processing(message_pk: int) -> None:

@@ -339,6 +339,9 @@ EMAIL_SEND_MAX_ATTEMPTS = env_int("EMAIL_SEND_MAX_ATTEMPTS", 5, minimum=1)
 EMAIL_RETRY_BASE_SECONDS = env_int("EMAIL_RETRY_BASE_SECONDS", 60, minimum=1)
 # Replies longer than this are cut before classification (the full body is kept).
 INBOUND_CLASSIFY_MAX_CHARS = env_int("INBOUND_CLASSIFY_MAX_CHARS", 8000, minimum=200)
+# A sender's emails beyond this many in an hour are kept unread and counted on
+# one card for a person (a mail loop, or a flood), not each read and answered.
+INBOUND_SENDER_HOURLY_LIMIT = env_int("INBOUND_SENDER_HOURLY_LIMIT", 20, minimum=1)
 # Request bodies (poolpatrol/request_limits.py): the email webhooks take what
 # providers deliver (35 MB of mail from Postmark is ~48 MB of JSON); every other
 # path keeps Django's 2.5 MB. Django's own limit is raised to the larger one.
@@ -367,6 +370,11 @@ Q_CLUSTER = {
     "label": "Task queue",
     "sync": RUNNING_TESTS or env_bool("Q_SYNC", False),
 }
+# Outbound mail on its own queue (SEND_QUEUE=send), drained by its own worker
+# (Q_CLUSTER_NAME=send manage.py qcluster): sends never wait behind a backlog of
+# replies or audits. Unset, everything shares one queue and one worker pool.
+SEND_QUEUE = env_str("SEND_QUEUE")
+Q_CLUSTER["ALT_CLUSTERS"] = {SEND_QUEUE: {}} if SEND_QUEUE else {}
 REDIS_URL = env_str("REDIS_URL")
 if REDIS_URL:
     Q_CLUSTER["redis"] = REDIS_URL
