@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from agents.tracing import RunTrace, save_trace_tree, timed
@@ -147,22 +147,35 @@ class ReplyContext:
     employee: Employee
 
 
+def _claimable(message_pk: int) -> QuerySet[Message]:
+    """The reply if it is still waiting to be read: from a known rider, on a thread."""
+    return Message.objects.filter(
+        pk=message_pk,
+        direction=Message.Direction.INBOUND,
+        kind=Message.Kind.REPLY,
+        status__in=(Message.Status.RECEIVED, Message.Status.MODEL_WAIT),
+        thread__isnull=False,
+        employee__isnull=False,
+        processed_at__isnull=True,
+    )
+
+
 def process_inbound(message_pk: int) -> str:
-    """Classify a stored reply from a known rider and act on it, once."""
+    """Classify a stored reply from a known rider and act on it, once.
+
+    The reply is read (the reader, or a model call of seconds) before the
+    write transaction opens: on the embedded SQLite database a transaction
+    holds the one write lock, and webhook deliveries must not wait behind a
+    model. The claim and everything it leads to then commit together: a
+    crash rolls the claim back and the redelivered task starts over.
+    """
+    candidate = _claimable(message_pk).select_related("thread__case").first()
+    if candidate is None:
+        return "skipped"
+    reading = None if _earlier_reply_waiting(candidate) else read_reply(candidate)
     with transaction.atomic():
-        # The claim and everything it leads to commit together: a crash
-        # rolls the claim back and the redelivered task starts over.
-        claimed = Message.objects.filter(
-            pk=message_pk,
-            direction=Message.Direction.INBOUND,
-            kind=Message.Kind.REPLY,
-            status__in=(Message.Status.RECEIVED, Message.Status.MODEL_WAIT),
-            thread__isnull=False,
-            employee__isnull=False,
-            processed_at__isnull=True,
-        ).update(processed_at=timezone.now())
-        if claimed != 1:
-            return "skipped"
+        if _claimable(message_pk).update(processed_at=timezone.now()) != 1:
+            return "skipped"  # another worker read it meanwhile; this reading is dropped
         message = Message.objects.select_related("thread__case__vanpool", "employee").get(
             pk=message_pk
         )
@@ -170,18 +183,18 @@ def process_inbound(message_pk: int) -> str:
         assert message.thread is not None and message.employee is not None
         case = message.thread.case
         with log_context(case_id=case.case_id, vanpool_id=case.vanpool.vanpool_id):
-            return _act_on_reply(ReplyContext(case, message, message.employee))
+            return _act_on_reply(ReplyContext(case, message, message.employee), reading)
 
 
-def _act_on_reply(ctx: ReplyContext) -> str:
+def _act_on_reply(ctx: ReplyContext, reading: "Reading | None") -> str:
     message = ctx.message
     if ctx.case.status == Status.CLOSED:
-        return _after_closing(ctx)
+        return _after_closing(ctx, reading or read_reply(message))
     earlier = _earlier_reply_waiting(message)
     if earlier is not None:
         # Replies on a case are read in the order they came: this one waits behind it.
         return _wait_for_model(message, f"an earlier reply ({earlier.message_id}) waits")
-    result = classify(message, ctx.case)
+    result = _recorded(reading or read_reply(message), message, ctx.case)
     if result.failure == MODEL_UNAVAILABLE:
         return _wait_for_model(message, result.reasoning)
     escalated_before = _had_escalation(ctx.case, message)
@@ -266,13 +279,13 @@ def reply_language(message: Message) -> str:
     return question_language(strip_quoted(message.text_body))
 
 
-def _after_closing(ctx: ReplyContext) -> str:
+def _after_closing(ctx: ReplyContext, reading: "Reading") -> str:
     """A reply to a closed case ("please reinstate my seat") reaches a person.
 
     Nothing reopens on its own: a card on the queue names the closed case, with
     the reader's reading; the case stays closed while the person decides.
     """
-    result = classify(ctx.message, ctx.case)
+    result = _recorded(reading, ctx.message, ctx.case)
     _mark_processed(ctx.message, result)
     why = (
         f"{ctx.case.case_id} is closed ({ctx.case.outcome or 'no outcome'}); the rider wrote after"
@@ -337,10 +350,18 @@ def _only_readings_pending(case: Case) -> bool:
     return not pending.exclude(kind=Kind.LABEL_REPLY).exists()
 
 
-def classify(message: Message, case: Case) -> ReplyClassification:
+@dataclass(frozen=True)
+class Reading:
+    """What the reader (or model) made of a reply, before anything is written."""
+
+    result: ReplyClassification
+    trace: RunTrace
+    truncated: bool
+
+
+def read_reply(message: Message) -> Reading:
+    """Classify the reply; writes nothing (the trace is saved with the action)."""
     text, truncated = text_for_classification(message.text_body)
-    if truncated and "truncated" not in message.flags:
-        message.flags = [*message.flags, "truncated"]
     trace = RunTrace(
         agent="classifier",
         backend=settings.LLM_BACKEND,
@@ -360,8 +381,15 @@ def classify(message: Message, case: Case) -> ReplyClassification:
             hidden_text="hidden_text" in message.flags,
         )
     trace.output = result.model_dump()
-    save_trace_tree(trace, vanpool_pk=case.vanpool_id, case=case)
-    return result
+    return Reading(result, trace, truncated)
+
+
+def _recorded(reading: Reading, message: Message, case: Case) -> ReplyClassification:
+    """Save the reading's trace on the case (and flag a cut reply); its classification."""
+    if reading.truncated and "truncated" not in message.flags:
+        message.flags = [*message.flags, "truncated"]
+    save_trace_tree(reading.trace, vanpool_pk=case.vanpool_id, case=case)
+    return reading.result
 
 
 def _mark_processed(message: Message, result: ReplyClassification | None = None) -> None:

@@ -381,10 +381,9 @@ def request_review(
         waiting = _collapse_into(kind, collapse_key, message)
         if waiting is not None:
             return waiting, case
-    if collapse_key:
-        payload = {**payload, "collapse_key": collapse_key}
     with transaction.atomic():
         action = PendingAction.objects.create(
+            collapse_key=collapse_key[:200],
             kind=kind,
             case=case,
             # cases sits below outreach, so `message` is typed as any model; the FK checks it.
@@ -407,7 +406,7 @@ def _collapse_into(kind: str, key: str, message: models.Model | None) -> Pending
     with transaction.atomic():
         waiting = (
             PendingAction.objects.select_for_update()
-            .filter(kind=kind, status=PendingAction.Status.PENDING, payload__collapse_key=key)
+            .filter(kind=kind, collapse_key=key[:200], status=PendingAction.Status.PENDING)
             .order_by("created_at", "pk")
             .first()
         )

@@ -238,6 +238,9 @@ class PendingAction(models.Model):
         related_name="pending_actions",
     )
     payload = models.JSONField(default=dict, blank=True)
+    # What makes two asks the same (one sender on one case): a later ask with
+    # the same key is counted on the waiting card (lifecycle.request_review).
+    collapse_key = models.CharField(max_length=200, blank=True, default="")
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.PENDING)
     requested_by = models.CharField(
         max_length=80, help_text="The agent (agent:case_manager) or user that asked."
@@ -257,7 +260,10 @@ class PendingAction(models.Model):
 
     class Meta:
         ordering = ["created_at", "id"]
-        indexes = [models.Index(fields=["status", "kind"])]
+        indexes = [
+            models.Index(fields=["status", "kind"]),
+            models.Index(fields=["kind", "collapse_key", "status"], name="action_collapse_idx"),
+        ]
         permissions = [("decide_pendingaction", "Can approve or reject pending actions")]
         constraints = [
             models.CheckConstraint(

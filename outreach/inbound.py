@@ -27,7 +27,6 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from cases.lifecycle import request_review
@@ -43,6 +42,7 @@ from outreach.parsing import (
     reply_token_from,
 )
 from poolpatrol.queue import enqueue_inbound_processing
+from poolpatrol.write_lock import one_writer_at_a_time
 from vanpools.models import Employee
 
 logger = logging.getLogger(__name__)
@@ -179,7 +179,7 @@ def _store_once(
     if existing is not None:
         return existing, False
     try:
-        with transaction.atomic():
+        with one_writer_at_a_time(), transaction.atomic():
             return store(), True
     except IntegrityError:
         existing = _find_stored(provider_message_id, rfc_message_id, raw_sha256)
@@ -189,16 +189,18 @@ def _store_once(
 
 
 def _find_stored(provider_message_id: str, rfc_message_id: str, raw_sha256: str) -> Message | None:
-    same = Q(raw_sha256=raw_sha256) if raw_sha256 else Q(pk__in=[])
-    if provider_message_id:
-        same |= Q(provider_message_id=provider_message_id)
-    if rfc_message_id:
-        same |= Q(rfc_message_id=rfc_message_id)
-    return (
-        Message.objects.filter(same, direction=Message.Direction.INBOUND)
-        .select_related("thread")
-        .first()
-    )
+    # One indexed lookup per identifier: SQLite plans an OR of them as a scan.
+    inbound = Message.objects.filter(direction=Message.Direction.INBOUND).select_related("thread")
+    for field, value in (
+        ("provider_message_id", provider_message_id),
+        ("rfc_message_id", rfc_message_id),
+        ("raw_sha256", raw_sha256),
+    ):
+        if value:
+            found = inbound.filter(**{field: value}).order_by().first()
+            if found is not None:
+                return found
+    return None
 
 
 def _store(parsed: ParsedInbound, raw: bytes, provider: str, provider_message_id: str) -> Message:
@@ -367,18 +369,18 @@ def _match_and_act(
     if employee is None:
         _ask_a_person(message, parsed, why_not, case=match.thread.case)
         return
-    sent = _sent_within_the_hour(parsed.from_email)
+    sent = _sent_within_the_hour(employee)
     if sent > settings.INBOUND_SENDER_HOURLY_LIMIT:
         _hold_flood(message, parsed, sent, match.thread.case, employee)
         return
     enqueue_inbound_processing(message.pk)
 
 
-def _sent_within_the_hour(sender: str) -> int:
-    """Inbound messages from ``sender`` in the last hour, this one included."""
+def _sent_within_the_hour(employee: Employee) -> int:
+    """Inbound messages from the rider in the last hour, this one included."""
     since = timezone.now() - dt.timedelta(hours=1)
     return Message.objects.filter(
-        direction=Message.Direction.INBOUND, from_email__iexact=sender, received_at__gte=since
+        employee=employee, direction=Message.Direction.INBOUND, received_at__gte=since
     ).count()
 
 

@@ -115,7 +115,17 @@ class Message(PublicIdModel):
 
     class Meta:
         ordering = ["created_at", "id"]
-        indexes = [models.Index(fields=["direction", "status"])]
+        indexes = [
+            models.Index(fields=["direction", "status"]),
+            # The unique constraints below are partial (blank ids allowed), and
+            # SQLite uses a partial index only when the query repeats its
+            # condition: without these, each lookup of an id in one direction
+            # scanned every message of that direction (a webhook slowed from
+            # 100 to 23 deliveries a second as the table grew to 2,600 rows).
+            models.Index(fields=["direction", "provider_message_id"], name="message_provider_idx"),
+            models.Index(fields=["direction", "rfc_message_id"], name="message_rfc_id_idx"),
+            models.Index(fields=["direction", "raw_sha256"], name="message_raw_hash_idx"),
+        ]
         constraints = [
             # A redelivered webhook must find its message, not store it again.
             models.UniqueConstraint(

@@ -209,8 +209,8 @@ def test_an_unmatched_reply_waits_for_a_person_and_is_not_guessed_onto_a_case(qu
         "reason": "the reply token matches no thread",
         "from": "maria.lopez@example.com",
         "subject": "Re: Su plaza en el vanpool: confirme sus datos",
-        "collapse_key": "match:-:maria.lopez@example.com",  # her later emails count here
     }
+    assert action.collapse_key == "match:-:maria.lopez@example.com"  # her later emails count here
     assert queued == []
 
 
