@@ -32,7 +32,7 @@ def stranger_email(n: int) -> bytes:
     )
 
 
-def test_fault_09_two_hundred_emails_from_a_stranger_are_kept_on_one_card(run, coordinator):
+def test_defect_9_two_hundred_emails_from_a_stranger_are_kept_on_one_card(run, coordinator):
     for n in range(200):
         run(receive_raw, stranger_email(n), provider="test")
 
@@ -45,7 +45,7 @@ def test_fault_09_two_hundred_emails_from_a_stranger_are_kept_on_one_card(run, c
     assert Message.objects.filter(direction="inbound", status="set_aside").count() == 200
 
 
-def test_fault_09_a_rider_flooding_replies_is_read_up_to_the_limit_then_held_on_one_card(
+def test_defect_9_a_rider_flooding_replies_is_read_up_to_the_limit_then_held_on_one_card(
     run, settings, _frozen_time
 ):
     settings.INBOUND_SENDER_HOURLY_LIMIT = 5
@@ -66,7 +66,7 @@ def test_fault_09_a_rider_flooding_replies_is_read_up_to_the_limit_then_held_on_
     assert "sent 6 emails within an hour" in card.payload["why"]
 
 
-def test_fault_09_replies_that_need_a_person_collapse_into_one_card_and_are_reread_after_it(
+def test_defect_9_replies_that_need_a_person_collapse_into_one_card_and_are_reread_after_it(
     run, coordinator
 ):
     scene = failing_case(run)
@@ -84,7 +84,7 @@ def test_fault_09_replies_that_need_a_person_collapse_into_one_card_and_are_rere
     assert following.pk != card.pk and following.payload["repeats"] == 1
 
 
-def test_fault_09_sends_go_to_their_own_queue_and_its_own_worker_drains_them(
+def test_defect_9_sends_go_to_their_own_queue_and_its_own_worker_drains_them(
     migrated_var_dir, settings
 ):
     env = process_env(migrated_var_dir, SEND_QUEUE="send")

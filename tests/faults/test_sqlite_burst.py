@@ -31,7 +31,7 @@ from tests.inbound_support import email_bytes
 
 
 @pytest.mark.django_db(transaction=True)
-def test_fault_10_a_burst_of_distinct_deliveries_is_stored_whole_and_none_waits_seconds(settings):
+def test_defect_10_a_burst_of_distinct_deliveries_is_stored_whole_and_none_waits_seconds(settings):
     production_webhooks(settings)
     count, barrier = 24, threading.Barrier(24)
     answers: list[tuple[int, float]] = []
@@ -64,7 +64,7 @@ def test_fault_10_a_burst_of_distinct_deliveries_is_stored_whole_and_none_waits_
 
 
 @pytest.mark.django_db(transaction=True)  # no test transaction around it to hide the answer
-def test_fault_10_a_worker_reads_the_reply_before_it_opens_a_write_transaction(run, monkeypatch):
+def test_defect_10_a_worker_reads_the_reply_before_it_opens_a_write_transaction(run, monkeypatch):
     scene = failing_case(run)
     seen: list[bool] = []
     read = loop.classify_reply
