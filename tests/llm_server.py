@@ -9,6 +9,8 @@ import json
 import queue
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -161,3 +163,28 @@ class FakeLLMServer:
                 pass  # keep test output quiet
 
         return Handler
+
+
+@contextmanager
+def model_endpoint(settings: Any, *, backend: str = "openai") -> Iterator[FakeLLMServer]:
+    """A started fake endpoint the project's client is pointed at, for one test.
+
+    ``settings`` is pytest-django's fixture (restored after the test);
+    ``backend="rules"`` points the client at the endpoint but leaves the rules
+    on until the test switches ``LLM_BACKEND`` itself. No retries, a 2 s
+    timeout and fresh breakers, so each test scripts exactly what it gets.
+    """
+    from agents import llm
+
+    fake = FakeLLMServer().start()
+    settings.LLM_BACKEND = backend
+    settings.OPENAI_BASE_URL = fake.base_url
+    settings.OPENAI_API_KEY = "sk-test-dummy"
+    settings.LLM_TIMEOUT_SECONDS = 2.0
+    settings.LLM_MAX_RETRIES = 0
+    llm.reset_breakers()  # and the shared client that holds one
+    try:
+        yield fake
+    finally:
+        fake.stop()
+        llm.reset_breakers()

@@ -9,7 +9,6 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from agents import llm
 from agents.models import AgentRun
 from caseloop import decisions
 from caseloop.audits import audit_vanpool
@@ -24,7 +23,7 @@ from caseloop.tests.test_loop import FAR_ZIP, NEAR_ZIP, deliver, far_rider, pre_
 from cases.lifecycle import transition
 from cases.models import Case, CaseLesson, PendingAction
 from tests.factories import CaseFactory, EmployeeFactory, RiderFactory, VanpoolFactory
-from tests.llm_server import FakeLLMServer, Scripted, api_error, completion
+from tests.llm_server import Scripted, api_error, completion, model_endpoint
 
 pytestmark = pytest.mark.django_db
 Outcome = Case.Outcome
@@ -131,17 +130,8 @@ def test_closing_queues_capture_only_after_commit(case, django_capture_on_commit
 
 @pytest.fixture
 def server(settings):
-    fake = FakeLLMServer().start()
-    settings.LLM_BACKEND = "openai"
-    settings.OPENAI_BASE_URL = fake.base_url
-    settings.OPENAI_API_KEY = "sk-test-dummy"
-    settings.LLM_MAX_RETRIES = 0
-    llm.reset_breakers()
-    llm._shared_client.cache_clear()
-    yield fake
-    fake.stop()
-    llm.reset_breakers()
-    llm._shared_client.cache_clear()
+    with model_endpoint(settings) as fake:
+        yield fake
 
 
 def closed(case: Case) -> Case:

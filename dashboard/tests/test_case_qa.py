@@ -5,14 +5,13 @@ import json
 import pytest
 from django.urls import reverse
 
-from agents import llm
 from agents.models import AgentRun
 from caseloop.audits import audit_vanpool
 from cases.models import Case
 from dashboard.case_qa import answer_question, build_records, checked, unsupported_claims
 from dashboard.queries import case_records
 from tests.factories import EmployeeFactory, MessageFactory, RiderFactory, VanpoolFactory
-from tests.llm_server import FakeLLMServer, Scripted, api_error, completion
+from tests.llm_server import Scripted, api_error, completion, model_endpoint
 
 pytestmark = pytest.mark.django_db
 
@@ -163,18 +162,8 @@ def test_every_answer_is_traced_on_the_case(case):
 
 @pytest.fixture
 def openai_backend(settings):
-    server = FakeLLMServer().start()
-    settings.LLM_BACKEND = "openai"
-    settings.OPENAI_BASE_URL = server.base_url
-    settings.OPENAI_API_KEY = "sk-test-dummy"
-    settings.LLM_TIMEOUT_SECONDS = 2.0
-    settings.LLM_MAX_RETRIES = 0
-    llm.reset_breakers()
-    llm._shared_client.cache_clear()
-    yield server
-    server.stop()
-    llm.reset_breakers()
-    llm._shared_client.cache_clear()
+    with model_endpoint(settings) as server:
+        yield server
 
 
 def model_says(answer: str, citations: list[str], in_scope: bool = True) -> dict:

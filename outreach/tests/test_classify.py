@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from agents import llm
 from agents.tracing import RunTrace
 from evals.harness import TARGETS, CaseResult, EvalFileError, Report, read_cases, run_cases
 from outreach.replies.classify import (
@@ -17,7 +16,7 @@ from outreach.replies.classify import (
     unread_languages,
 )
 from outreach.replies.guardrails import check_untrusted
-from tests.llm_server import FakeLLMServer, Scripted, api_error, completion
+from tests.llm_server import Scripted, api_error, completion, model_endpoint
 
 REPLIES = Path(__file__).resolve().parents[2] / "evals" / "data" / "replies" / "core.jsonl"
 QUOTE = (
@@ -372,18 +371,8 @@ def test_it_asks_a_human_when_nothing_is_recognised():
 
 @pytest.fixture
 def server(settings):
-    fake = FakeLLMServer().start()
-    settings.LLM_BACKEND = "openai"
-    settings.OPENAI_BASE_URL = fake.base_url
-    settings.OPENAI_API_KEY = "sk-test-dummy"
-    settings.LLM_TIMEOUT_SECONDS = 2.0
-    settings.LLM_MAX_RETRIES = 0
-    llm.reset_breakers()
-    llm._shared_client.cache_clear()
-    yield fake
-    fake.stop()
-    llm.reset_breakers()
-    llm._shared_client.cache_clear()
+    with model_endpoint(settings) as fake:
+        yield fake
 
 
 def test_it_asks_the_model_with_the_reply_as_data(server):

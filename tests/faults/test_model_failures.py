@@ -17,25 +17,16 @@ from cases.models import Case, PendingAction
 from outreach.inbound import receive_raw
 from outreach.models import Message
 from tests.faults.scenes import Scene, failing_case, outbound_to, reply_from
-from tests.llm_server import FakeLLMServer, Scripted, api_error, completion
+from tests.llm_server import Scripted, api_error, completion, model_endpoint
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def model(settings):
-    """A configured model endpoint; each test scripts what it answers."""
-    fake = FakeLLMServer().start()
-    settings.OPENAI_BASE_URL = fake.base_url
-    settings.OPENAI_API_KEY = "sk-test-dummy"
-    settings.LLM_TIMEOUT_SECONDS = 2.0
-    settings.LLM_MAX_RETRIES = 0
-    llm.reset_breakers()
-    llm._shared_client.cache_clear()
-    yield fake
-    fake.stop()
-    llm.reset_breakers()
-    llm._shared_client.cache_clear()
+    """A model endpoint, switched on once the case is built; each test scripts its answers."""
+    with model_endpoint(settings, backend="rules") as fake:
+        yield fake
 
 
 def with_model(settings) -> None:
