@@ -12,6 +12,7 @@ hash and changes nothing, because django-q2 may deliver the task twice.
 import datetime as dt
 import logging
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Literal
@@ -22,7 +23,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from agents.contracts import SpecialistResult
-from agents.tracing import RunTrace, save_trace_tree
+from agents.tracing import RunTrace, save_trace_trees
 from audit.decide import ALL_CHECKS, Decision, decide, input_hash, reason_for
 from audit.facts import VanpoolFacts, facts_json, preload_vanpools
 from cases.lifecycle import (
@@ -147,37 +148,74 @@ def audit_vanpools(
     vanpool_ids: Iterable[str],
     *,
     audit_date: dt.date | None = None,
-    chunk_size: int = 500,
+    chunk_size: int | None = None,
     on_done: Callable[[AuditOutcome], None] | None = None,
 ) -> list[AuditOutcome]:
-    """Audit many vanpools, preloading them a chunk at a time.
+    """Audit many vanpools a chunk (``AUDIT_CHUNK_SIZE``) at a time.
 
-    One vanpool's failure is logged and reported as an ``error`` outcome; it
-    does not stop the others.
+    Each chunk is preloaded in a fixed number of queries, decided in memory,
+    and written in one transaction: its verifications and traces in a few
+    bulk inserts, each vanpool's case moves through the lifecycle in a
+    savepoint of its own. One vanpool's failure is reported as an ``error``
+    outcome; it does not stop (or roll back) the others.
     """
     ids = list(vanpool_ids)
+    size = chunk_size or settings.AUDIT_CHUNK_SIZE
     outcomes: list[AuditOutcome] = []
-    for start in range(0, len(ids), chunk_size):
-        chunk = ids[start : start + chunk_size]
-        preloaded = preload_vanpools(chunk)
-        for vanpool_id in chunk:
-            outcome = _audit_one_safely(vanpool_id, preloaded.get(vanpool_id), audit_date)
+    for start in range(0, len(ids), size):
+        chunk = ids[start : start + size]
+        try:
+            done = audit_chunk(chunk, preload_vanpools(chunk), audit_date=audit_date)
+        except Exception as exc:  # the chunk's transaction rolled back whole: say so per vanpool
+            done = [_failed(vanpool_id, exc) for vanpool_id in chunk]
+        for outcome in done:
             outcomes.append(outcome)
             if on_done:
                 on_done(outcome)
     return outcomes
 
 
-def _audit_one_safely(
-    vanpool_id: str, facts: VanpoolFacts | None, audit_date: dt.date | None
-) -> AuditOutcome:
-    if facts is None:
-        return AuditOutcome(vanpool_id, "error", error="no such vanpool")
-    try:
-        return audit_preloaded(facts, audit_date=audit_date)
-    except Exception as exc:  # one bad vanpool must not stop a bulk audit
-        logger.exception("audit of %s failed", vanpool_id)
-        return AuditOutcome(vanpool_id, "error", error=f"{type(exc).__name__}: {exc}")
+def audit_chunk(
+    vanpool_ids: Sequence[str],
+    preloaded: dict[str, VanpoolFacts],
+    *,
+    audit_date: dt.date | None = None,
+    checks: Sequence[str] = ALL_CHECKS,
+    actor: Actor = AGENT,
+) -> list[AuditOutcome]:
+    """Audit preloaded vanpools together; outcomes in the order of ``vanpool_ids``."""
+    audit_date = audit_date or timezone.localdate()
+    outcomes: dict[str, AuditOutcome] = {}
+    active = []
+    for vanpool_id in vanpool_ids:
+        facts = preloaded.get(vanpool_id)
+        if facts is None:
+            outcomes[vanpool_id] = AuditOutcome(vanpool_id, "error", error="no such vanpool")
+        elif facts.status != "active":
+            reason = f"vanpool is {facts.status}"
+            outcomes[vanpool_id] = AuditOutcome(vanpool_id, "skipped", reason=reason)
+        else:
+            active.append(facts)
+    hashes = {facts.vanpool_id: _hashes(facts, checks, audit_date) for facts in active}
+    audited = _audited_hashes([_vanpool_pk(facts) for facts in active], checks)
+    open_cases = _open_cases([_vanpool_pk(facts) for facts in active])
+    decided = []
+    for facts in active:
+        if audited.get(_vanpool_pk(facts)) == hashes[facts.vanpool_id]:
+            # Exactly these facts were audited today: nothing is written (at-least-once tasks).
+            case = open_cases.get(_vanpool_pk(facts))
+            outcomes[facts.vanpool_id] = AuditOutcome(
+                facts.vanpool_id, "unchanged", case_id=case.case_id if case else ""
+            )
+            continue
+        try:
+            with log_context(vanpool_id=facts.vanpool_id):
+                decided.append(_decide(facts, audit_date, checks, hashes[facts.vanpool_id]))
+        except Exception as exc:  # one bad vanpool must not stop a bulk audit
+            outcomes[facts.vanpool_id] = _failed(facts.vanpool_id, exc)
+    for outcome in _record(decided, open_cases, audit_date, actor):
+        outcomes[outcome.vanpool_id] = outcome
+    return [outcomes[vanpool_id] for vanpool_id in vanpool_ids]
 
 
 def audit_preloaded(
@@ -187,27 +225,60 @@ def audit_preloaded(
     checks: Sequence[str] = ALL_CHECKS,
     actor: Actor = AGENT,
 ) -> AuditOutcome:
-    with log_context(vanpool_id=facts.vanpool_id):
-        if facts.status != "active":
-            logger.debug("skipped: vanpool is %s", facts.status)
-            return AuditOutcome(facts.vanpool_id, "skipped", reason=f"vanpool is {facts.status}")
-        audit_date = audit_date or timezone.localdate()
-        backend = settings.LLM_BACKEND
-        facts_data = facts_json(facts)
-        hashes = {check: input_hash(facts_data, check, audit_date, backend) for check in checks}
-        if _already_audited(facts, hashes):
-            return _unchanged_outcome(facts)
-        root = RunTrace(
-            agent=AGENT,
-            backend=backend,
-            input={
-                "audit_date": audit_date.isoformat(),
-                "checks": list(checks),
-                "facts": facts_data,
-            },
-        )
-        results, decision = decide(facts, audit_date, checks, root)
-        return _record(facts, audit_date, results, hashes, decision, root, actor)
+    """One vanpool (a re-audit, the API, a task): the chunk path with a chunk of one.
+
+    Unlike a bulk audit, an error is raised to the caller rather than reported.
+    """
+    [outcome] = audit_chunk(
+        [facts.vanpool_id],
+        {facts.vanpool_id: facts},
+        audit_date=audit_date,
+        checks=checks,
+        actor=actor,
+    )
+    if outcome.status == "error":
+        raise AuditFailed(outcome.error)
+    return outcome
+
+
+class AuditFailed(RuntimeError):
+    """A single vanpool's audit failed; nothing of it was written."""
+
+
+@dataclass
+class _Decided:
+    facts: VanpoolFacts
+    hashes: dict[str, str]
+    results: dict[str, SpecialistResult]
+    decision: Decision
+    root: RunTrace
+
+
+def _hashes(facts: VanpoolFacts, checks: Sequence[str], audit_date: dt.date) -> dict[str, str]:
+    backend = settings.LLM_BACKEND
+    facts_data = facts_json(facts)
+    return {check: input_hash(facts_data, check, audit_date, backend) for check in checks}
+
+
+def _decide(
+    facts: VanpoolFacts, audit_date: dt.date, checks: Sequence[str], hashes: dict[str, str]
+) -> _Decided:
+    root = RunTrace(
+        agent=AGENT,
+        backend=settings.LLM_BACKEND,
+        input={
+            "audit_date": audit_date.isoformat(),
+            "checks": list(checks),
+            "facts": facts_json(facts),
+        },
+    )
+    results, decision = decide(facts, audit_date, checks, root)
+    return _Decided(facts, hashes, results, decision, root)
+
+
+def _failed(vanpool_id: str, exc: Exception) -> AuditOutcome:
+    logger.error("audit of %s failed", vanpool_id, exc_info=exc)
+    return AuditOutcome(vanpool_id, "error", error=f"{type(exc).__name__}: {exc}")
 
 
 def _vanpool_pk(facts: VanpoolFacts) -> int:
@@ -216,65 +287,104 @@ def _vanpool_pk(facts: VanpoolFacts) -> int:
     return facts.pk
 
 
-def _already_audited(facts: VanpoolFacts, hashes: dict[str, str]) -> bool:
+def _audited_hashes(vanpool_pks: list[int], checks: Sequence[str]) -> dict[int, dict[str, str]]:
+    """Each vanpool's newest input hash per check, in one query."""
     latest = (
-        Verification.objects.filter(vanpool_id=_vanpool_pk(facts), check_type__in=list(hashes))
-        .order_by("-created_at", "-id")
-        .values_list("check_type", "input_hash")[: len(hashes) * 2]
+        Verification.objects.filter(vanpool_id__in=vanpool_pks, check_type__in=list(checks))
+        .order_by("vanpool_id", "-created_at", "-id")
+        .values_list("vanpool_id", "check_type", "input_hash")
     )
-    newest: dict[str, str] = {}
-    for check, stored_hash in latest:
-        newest.setdefault(check, stored_hash)
-    return newest == hashes
+    newest: dict[int, dict[str, str]] = {}
+    for vanpool_pk, check, stored_hash in latest:
+        newest.setdefault(vanpool_pk, {}).setdefault(check, stored_hash)
+    return newest
 
 
-def _unchanged_outcome(facts: VanpoolFacts) -> AuditOutcome:
-    case = Case.objects.filter(vanpool_id=_vanpool_pk(facts)).exclude(status=Status.CLOSED).first()
-    status: OutcomeStatus = "unchanged"
-    logger.debug("unchanged: these facts were already audited today")
-    return AuditOutcome(facts.vanpool_id, status, case_id=case.case_id if case else "")
+def _open_cases(vanpool_pks: list[int]) -> dict[int, Case]:
+    rows = Case.objects.filter(vanpool_id__in=vanpool_pks).exclude(status=Status.CLOSED)
+    return {case.vanpool_id: case for case in rows}
 
 
 def _record(
-    facts: VanpoolFacts,
-    audit_date: dt.date,
-    results: dict[str, SpecialistResult],
-    hashes: dict[str, str],
-    decision: Decision,
-    root: RunTrace,
-    actor: Actor,
-) -> AuditOutcome:
+    decided: list[_Decided], open_cases: dict[int, Case], audit_date: dt.date, actor: Actor
+) -> list[AuditOutcome]:
+    """Write a chunk's findings: each case in its own savepoint, the rest in bulk."""
+    outcomes: list[AuditOutcome] = []
+    verifications: list[Verification] = []
+    trees: list[tuple[RunTrace, int | None, Case | None]] = []
     with transaction.atomic():
-        open_case_row = (
-            Case.objects.filter(vanpool_id=_vanpool_pk(facts)).exclude(status=Status.CLOSED).first()
-        )
-        # A standing ruling changes the findings themselves, so the trace and
-        # the outcome below report the decision as applied.
-        decision = with_standing_rulings(open_case_row, decision)
-        case, case_action = _apply_decision(facts, open_case_row, decision, actor, audit_date)
-        for trace, (check, result) in zip(root.children, results.items(), strict=True):
-            trace.verification = _store_verification(
-                facts, case, check, result, hashes[check], audit_date, trace
-            )
-        root.output = {
-            "verdict": decision.verdict,
-            "reason": decision.reason,
-            "failed_checks": decision.failed_checks,
-            "unknown_checks": decision.unknown_checks,
-            "rider_flags": decision.rider_flags,
-            "case_id": case.case_id if case else None,
-            "case_action": case_action,
-        }
-        save_trace_tree(root, vanpool_pk=facts.pk, case=case)
-        if case is not None and _needs_outreach(case, case_action):
-            enqueue_outreach(case.pk)
+        for item in decided:
+            try:
+                with (
+                    _own_savepoint(item, open_cases),
+                    log_context(vanpool_id=item.facts.vanpool_id),
+                ):
+                    case, case_action, decision = _apply(item, open_cases, actor, audit_date)
+            except Exception as exc:  # this vanpool's case writes are rolled back alone
+                outcomes.append(_failed(item.facts.vanpool_id, exc))
+                continue
+            for trace, (check, result) in zip(
+                item.root.children, item.results.items(), strict=True
+            ):
+                trace.verification = _verification(item, case, check, result, audit_date, trace)
+                verifications.append(trace.verification)
+            item.root.output = _root_output(decision, case, case_action)
+            trees.append((item.root, item.facts.pk, case))
+            if case is not None and _needs_outreach(case, case_action):
+                enqueue_outreach(case.pk)
+            outcomes.append(_outcome(item, decision, case, case_action))
+        Verification.objects.bulk_create(verifications)
+        save_trace_trees(trees)
+    return outcomes
+
+
+def _own_savepoint(item: _Decided, open_cases: dict[int, Case]) -> AbstractContextManager:
+    """A savepoint for a vanpool whose case will be written; none for a clean pass.
+
+    Most vanpools pass and have no case: they write nothing of their own
+    here, and two statements each (SAVEPOINT, RELEASE) would be most of a
+    chunk's queries.
+    """
+    clean = item.decision.verdict == "pass" and not item.decision.unknown_checks
+    if clean and _vanpool_pk(item.facts) not in open_cases:
+        return nullcontext()
+    return transaction.atomic()
+
+
+def _apply(
+    item: _Decided, open_cases: dict[int, Case], actor: Actor, audit_date: dt.date
+) -> tuple[Case | None, CaseAction, Decision]:
+    # A standing ruling changes the findings themselves, so the trace and
+    # the outcome report the decision as applied.
+    open_case_row = open_cases.get(_vanpool_pk(item.facts))
+    decision = with_standing_rulings(open_case_row, item.decision)
+    case, case_action = _apply_decision(item.facts, open_case_row, decision, actor, audit_date)
+    return case, case_action, decision
+
+
+def _root_output(decision: Decision, case: Case | None, case_action: CaseAction) -> dict:
+    return {
+        "verdict": decision.verdict,
+        "reason": decision.reason,
+        "failed_checks": decision.failed_checks,
+        "unknown_checks": decision.unknown_checks,
+        "rider_flags": decision.rider_flags,
+        "case_id": case.case_id if case else None,
+        "case_action": case_action,
+    }
+
+
+def _outcome(
+    item: _Decided, decision: Decision, case: Case | None, case_action: CaseAction
+) -> AuditOutcome:
     statuses: dict[str, OutcomeStatus] = {"pass": "passed", "fail": "failed"}
     status: OutcomeStatus = statuses.get(decision.verdict, "unknown")
     if decision.unknown_checks and status == "failed":
         status = "unknown"
     logger.debug("audited: %s %s, case %s", status, decision.reason, case_action)
+    root = item.root
     return AuditOutcome(
-        facts.vanpool_id,
+        item.facts.vanpool_id,
         status,
         reason=decision.reason,
         case_id=case.case_id if case else "",
@@ -293,27 +403,27 @@ def _needs_outreach(case: Case, case_action: CaseAction) -> bool:
     return case.status == Status.PENDING_REPLY and case_action == "updated"
 
 
-def _store_verification(
-    facts: VanpoolFacts,
+def _verification(
+    item: _Decided,
     case: Case | None,
     check: str,
     result: SpecialistResult,
-    hash_: str,
     audit_date: dt.date,
     trace: RunTrace,
 ) -> Verification:
-    return Verification.objects.create(
+    """The check's row, unsaved: a chunk's rows are inserted together."""
+    return Verification(
         case=case,
-        vanpool_id=_vanpool_pk(facts),
+        vanpool_id=_vanpool_pk(item.facts),
         check_type=check,
         verdict=result.verdict,
         confidence=result.confidence,
         reasoning=result.reasoning,
-        evidence=[item.model_dump(mode="json") for item in result.evidence],
+        evidence=[evidence.model_dump(mode="json") for evidence in result.evidence],
         rider_flags=result.rider_verdicts(),
         **_deciding_backend(trace),
         audit_date=audit_date,
-        input_hash=hash_,
+        input_hash=item.hashes[check],
     )
 
 

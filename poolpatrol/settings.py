@@ -332,6 +332,9 @@ REPLY_WAIT_DAYS = env_int("REPLY_WAIT_DAYS", 7, minimum=1)
 # A reminder goes this many days before the reply deadline (0: no reminder).
 REMINDER_DAYS_BEFORE = env_int("REMINDER_DAYS_BEFORE", 2, minimum=0)
 MAX_REAUDITS = env_int("MAX_REAUDITS", 3, minimum=0)
+# A bulk audit preloads, decides and writes this many vanpools at a time (one
+# transaction per chunk; each vanpool's case in a savepoint of its own).
+AUDIT_CHUNK_SIZE = env_int("AUDIT_CHUNK_SIZE", 200, minimum=1)
 # A cancellation nobody approved or rejected within this many days expires and
 # the case is re-audited on fresh records (0: proposals never expire).
 PENDING_ACTION_EXPIRE_DAYS = env_int("PENDING_ACTION_EXPIRE_DAYS", 14, minimum=0)

@@ -80,14 +80,14 @@ def test_it_refuses_bad_arguments_and_audits_nothing(args, message):
 @pytest.mark.django_db
 def test_it_exits_non_zero_when_an_audit_errors_but_audits_the_rest(monkeypatch):
     good, bad = van(), van()
-    real = case_manager.audit_preloaded
+    real = case_manager._decide
 
-    def flaky(facts, **kwargs):
+    def flaky(facts, *args):
         if facts.vanpool_id == bad.vanpool_id:
             raise RuntimeError("disk on fire")
-        return real(facts, **kwargs)
+        return real(facts, *args)
 
-    monkeypatch.setattr(case_manager, "audit_preloaded", flaky)
+    monkeypatch.setattr(case_manager, "_decide", flaky)
     with pytest.raises(CommandError, match="1 of 2 audits failed"):
         audit("--all")
     assert Verification.objects.filter(vanpool=good).count() == 2

@@ -5,10 +5,11 @@ import json
 from pathlib import Path
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from agents.models import AgentRun
+from caseloop import audits as audits_module
 from caseloop.audits import (
     AlreadyDecided,
     UnknownVanpool,
@@ -287,3 +288,130 @@ def test_it_finds_exactly_the_seeded_problems_in_the_demo_program():
         assert outcomes[van["vanpool_id"]].status == "skipped"
     for vanpool_id in seeded["clean_vanpools"]:
         assert outcomes[vanpool_id].status == "passed", vanpool_id
+
+
+# --- Chunks ----------------------------------------------------------------------------------
+
+
+def audit_rows() -> dict[str, list]:
+    """Everything an audit writes, without ids, public ids or times (which differ by run)."""
+
+    def van(case_pk):
+        return Case.objects.get(pk=case_pk).vanpool.vanpool_id if case_pk else ""
+
+    return {
+        "cases": sorted(
+            (c.vanpool.vanpool_id, c.status, c.outcome, json.dumps(c.meta, sort_keys=True))
+            for c in Case.objects.select_related("vanpool")
+        ),
+        "events": sorted(
+            (van(e.case_id), e.from_status, e.to_status, e.note, json.dumps(e.data, sort_keys=True))
+            for e in CaseEvent.objects.all()
+        ),
+        "verifications": sorted(
+            (
+                v.vanpool.vanpool_id,
+                van(v.case_id),
+                v.check_type,
+                v.verdict,
+                v.confidence,
+                v.reasoning,
+                json.dumps(v.evidence),
+                json.dumps(v.rider_flags),
+                v.backend,
+                v.input_hash,
+            )
+            for v in Verification.objects.select_related("vanpool")
+        ),
+        "runs": sorted(
+            (
+                r.agent,
+                r.backend,
+                van(r.case_id),
+                r.parent.agent if r.parent else "",
+                r.verification.check_type if r.verification else "",
+                json.dumps(r.input, sort_keys=True),
+                json.dumps({k: v for k, v in r.output.items() if k != "case_id"}, sort_keys=True),
+            )
+            for r in AgentRun.objects.select_related("parent", "verification")
+        ),
+        "actions": sorted(
+            (a.kind, van(a.case_id), json.dumps(a.payload, sort_keys=True))
+            for a in PendingAction.objects.all()
+        ),
+    }
+
+
+def mixed_program() -> list[str]:
+    """Vanpools of every kind an audit meets, one of them with a case it will now close."""
+    passing, failing, both = van_with(NEAR_ZIP), van_with(NEAR_ZIP, FAR_ZIP), van_with(FAR_ZIP)
+    unknown = van_with(NEAR_ZIP)
+    flex = ShiftFactory(schedule=[], schedule_text="varies week to week, see supervisor")
+    RiderFactory(vanpool=unknown, employee=EmployeeFactory(home_zip=NEAR_ZIP, shift=flex))
+    fixed = van_with(NEAR_ZIP, FAR_ZIP)
+    audit_vanpool(fixed.vanpool_id, audit_date=AUDIT_DATE - dt.timedelta(days=1))
+    far = fixed.riders.get(employee__home_zip=FAR_ZIP).employee
+    far.home_zip = NEAR_ZIP
+    far.save()
+    paused = van_with(FAR_ZIP, status="paused")
+    return [v.vanpool_id for v in (passing, failing, both, unknown, fixed, paused)]
+
+
+def test_a_chunked_audit_writes_exactly_what_one_by_one_audits_write():
+    ids = mixed_program()
+    with transaction.atomic():
+        rollback = transaction.savepoint()
+        chunked = audit_vanpools(ids, audit_date=AUDIT_DATE, chunk_size=4)
+        chunked_rows = audit_rows()
+        transaction.savepoint_rollback(rollback)
+
+    single = [audit_vanpool(vanpool_id, audit_date=AUDIT_DATE) for vanpool_id in ids]
+    assert [(o.vanpool_id, o.status, o.case_action) for o in chunked] == [
+        (o.vanpool_id, o.status, o.case_action) for o in single
+    ]
+    assert chunked_rows == audit_rows()
+    assert [o.status for o in chunked] == [
+        "passed", "failed", "failed", "unknown", "passed", "skipped"
+    ]  # fmt: skip
+
+
+def test_each_chunk_takes_the_same_queries_however_large_the_roster():
+    def queries(count: int) -> int:
+        ids = [van_with(NEAR_ZIP, NEAR_ZIP).vanpool_id for _ in range(count)]
+        with CaptureQueriesContext(connection) as captured:
+            audit_vanpools(ids, audit_date=AUDIT_DATE, chunk_size=5)
+        return len(captured)
+
+    one_chunk = queries(5)
+    assert one_chunk <= 12  # preload, hashes, open cases, and a few inserts: not per vanpool
+    assert queries(50) == 10 * one_chunk
+
+
+def test_an_unchanged_roster_audited_again_writes_nothing():
+    ids = mixed_program()
+    audit_vanpools(ids, audit_date=AUDIT_DATE)
+    before = audit_rows()
+    with CaptureQueriesContext(connection) as captured:
+        again = audit_vanpools(ids, audit_date=AUDIT_DATE)
+    assert {o.status for o in again} == {"unchanged", "skipped"}
+    assert audit_rows() == before
+    writes = [q for q in captured if q["sql"].split()[0] in ("INSERT", "UPDATE", "DELETE")]
+    assert writes == []
+
+
+def test_one_vanpool_failing_in_a_chunk_rolls_back_only_its_own_case(monkeypatch):
+    good, bad = van_with(NEAR_ZIP, FAR_ZIP), van_with(NEAR_ZIP, FAR_ZIP)
+    real = audits_module.open_case
+
+    def broken(vanpool, **kwargs):
+        if vanpool.pk == bad.pk:
+            raise RuntimeError("a bug for this vanpool only")
+        return real(vanpool, **kwargs)
+
+    monkeypatch.setattr(audits_module, "open_case", broken)
+    outcomes = audit_vanpools([good.vanpool_id, bad.vanpool_id], audit_date=AUDIT_DATE)
+
+    assert [o.status for o in outcomes] == ["failed", "error"]
+    assert Case.objects.filter(vanpool=good).count() == 1
+    assert not Case.objects.filter(vanpool=bad).exists()
+    assert not Verification.objects.filter(vanpool=bad).exists()  # nothing half-written

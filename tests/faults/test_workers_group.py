@@ -217,21 +217,19 @@ def test_fault_34_an_audit_that_dies_part_way_leaves_no_partial_case_and_reruns_
     run, monkeypatch, django_capture_on_commit_callbacks
 ):
     crashed, clean = two_rider_van(), two_rider_van()
-    real_store = audits._store_verification
     seen_at_death: list[tuple[int, int]] = []
 
-    def store_then_die(facts, case, *args, **kwargs):
+    def die_before_the_traces(trees):
+        # The case and its verification rows are written; the trace rows are next.
         written = Verification.objects.filter(vanpool=crashed)
-        if written.exists():  # the second check: the case and one row are written
-            seen_at_death.append((Case.objects.filter(vanpool=crashed).count(), written.count()))
-            raise WorkerKilled("SIGKILL between two verification rows")
-        return real_store(facts, case, *args, **kwargs)
+        seen_at_death.append((Case.objects.filter(vanpool=crashed).count(), written.count()))
+        raise WorkerKilled("SIGKILL between the verification rows and the traces")
 
-    monkeypatch.setattr(audits, "_store_verification", store_then_die)
+    monkeypatch.setattr(audits, "save_trace_trees", die_before_the_traces)
     with django_capture_on_commit_callbacks() as queued, pytest.raises(WorkerKilled):
         audit_vanpool_task(crashed.vanpool_id)
 
-    assert seen_at_death == [(1, 1)]
+    assert seen_at_death == [(1, len(audits.ALL_CHECKS))]
     assert queued == []  # no outreach was handed to the workers
     assert audit_state(crashed) == NEVER_AUDITED
 
