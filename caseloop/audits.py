@@ -24,7 +24,7 @@ from django.utils import timezone
 
 from agents.contracts import SpecialistResult
 from agents.tracing import RunTrace, save_trace_trees
-from audit.decide import ALL_CHECKS, Decision, decide, input_hash, reason_for
+from audit.decide import ALL_CHECKS, Decision, decide, input_hashes, reason_for
 from audit.facts import VanpoolFacts, facts_json, preload_vanpools
 from cases.lifecycle import (
     Actor,
@@ -255,9 +255,7 @@ class _Decided:
 
 
 def _hashes(facts: VanpoolFacts, checks: Sequence[str], audit_date: dt.date) -> dict[str, str]:
-    backend = settings.LLM_BACKEND
-    facts_data = facts_json(facts)
-    return {check: input_hash(facts_data, check, audit_date, backend) for check in checks}
+    return input_hashes(facts_json(facts), checks, audit_date, settings.LLM_BACKEND)
 
 
 def _decide(
