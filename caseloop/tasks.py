@@ -9,7 +9,8 @@ twice changes nothing the second time.
 import logging
 from dataclasses import asdict
 
-from caseloop.audits import audit_vanpool, audit_vanpools
+from caseloop.audits import audit_vanpool
+from caseloop.fanout import run_audit_chunk, start_audit_run
 from caseloop.lessons import capture_lesson
 from caseloop.loop import process_inbound, process_timeouts, start_outreach
 from caseloop.supervisor import review_pre_cancel
@@ -24,14 +25,15 @@ def audit_vanpool_task(vanpool_id: str) -> dict:
 
 
 def audit_all_vanpools_task() -> dict[str, int]:
-    """The periodic full audit: every active vanpool."""
+    """The nightly full audit: every active vanpool, fanned out to the workers in chunks."""
     ids = Vanpool.objects.filter(status=Vanpool.Status.ACTIVE).values_list("vanpool_id", flat=True)
-    outcomes = audit_vanpools(ids)
-    counts: dict[str, int] = {}
-    for outcome in outcomes:
-        counts[outcome.status] = counts.get(outcome.status, 0) + 1
-    logger.info("full audit: %s", counts)
-    return counts
+    run = start_audit_run(ids, requested_by="schedule")
+    logger.info("full audit: run %s, %s vanpools queued", run.pk, run.vanpools)
+    return {"run": run.pk, "vanpools": run.vanpools}
+
+
+def audit_chunk_task(chunk_pk: int) -> str:
+    return run_audit_chunk(chunk_pk)
 
 
 def send_message_task(message_pk: int) -> str:

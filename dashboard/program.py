@@ -37,6 +37,7 @@ from django.db.models.functions import TruncDate
 from django.utils import timezone
 
 from agents.models import AgentRun
+from caseloop.models import AuditRun, progress
 from cases.models import Case, CaseEvent, PendingAction
 from vanpools.models import Rider
 
@@ -243,3 +244,28 @@ def hours_saved(audits: int, decisions: int, manual_audit_minutes: int | None = 
     )
     minutes = audits * minutes_per_audit - decisions * HUMAN_DECISION_MINUTES
     return max(0.0, minutes / 60)
+
+
+@dataclass(frozen=True)
+class AuditRunProgress:
+    run: AuditRun
+    total: int
+    done: int
+    failed: int
+    running: int
+    waiting: int
+
+    @property
+    def finished(self) -> bool:
+        return self.running + self.waiting == 0
+
+
+def latest_audit_run() -> AuditRunProgress | None:
+    """The last full audit queued for the workers and how far it has got (two queries)."""
+    run = AuditRun.objects.first()
+    if run is None:
+        return None
+    counts = progress(run)
+    return AuditRunProgress(
+        run, counts["total"], counts["done"], counts["failed"], counts["running"], counts["waiting"]
+    )

@@ -86,5 +86,6 @@ def program_page(request: HttpRequest) -> HttpResponse:
         "hours_saved": program.hours_saved(use.audits, decisions),
         "manual_minutes": settings.MANUAL_AUDIT_MINUTES,
         "decision_minutes": program.HUMAN_DECISION_MINUTES,
+        "audit_run": program.latest_audit_run(),
     }
     return render(request, "cases/program.html", context)

@@ -42,10 +42,18 @@ def run_inline() -> Iterator[None]:
 def _enqueue(task: str, arg: int | str, name: str, group: str, queue: str = "") -> None:
     options: dict[str, object] = {"task_name": name, "group": group}
     if queue:
-        options["cluster"] = queue  # django-q2's name for a queue of its own
+        # django-q2's name for a queue of its own. A named queue is always
+        # drained by its own workers, even where tasks otherwise run inline.
+        options["cluster"] = queue
+        options["sync"] = False
     if _inline.get():
         options["sync"] = True
     transaction.on_commit(lambda: async_task(f"{TASKS}.{task}", arg, **options))
+
+
+def enqueue_audit_chunk(chunk_pk: int, *, queue: str = "") -> None:
+    """Queue one chunk of an audit run (``caseloop.fanout``)."""
+    _enqueue("audit_chunk_task", chunk_pk, f"audit chunk {chunk_pk}", group="audit", queue=queue)
 
 
 def enqueue_audit(vanpool_id: str) -> None:

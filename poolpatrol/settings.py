@@ -116,25 +116,30 @@ TEMPLATES = [
 
 # --- Database: SQLite file by default, DATABASE_URL (postgres://…) otherwise.
 DATABASE_URL = env_str("DATABASE_URL")
+SQLITE_OPTIONS = {
+    # WAL + IMMEDIATE: several django-q2 workers write without
+    # "database is locked" (see shared/reference/STACK.md).
+    "transaction_mode": "IMMEDIATE",
+    "timeout": 20,
+    "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+}
 if DATABASE_URL:
     DATABASES = {
         "default": dj_database_url.parse(
             DATABASE_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 60), conn_health_checks=True
         )
     }
+    if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+        # A SQLite file named by URL (sqlite:////path) gets the embedded default's options.
+        DATABASES["default"]["OPTIONS"] = dict(SQLITE_OPTIONS)
+        DATABASES["default"]["CONN_MAX_AGE"] = 0
 else:
     VAR_DIR.mkdir(parents=True, exist_ok=True)  # a fresh clone has no var/ yet
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": str(VAR_DIR / "db.sqlite3"),
-            "OPTIONS": {
-                # WAL + IMMEDIATE: several django-q2 workers write without
-                # "database is locked" (see shared/reference/STACK.md).
-                "transaction_mode": "IMMEDIATE",
-                "timeout": 20,
-                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
-            },
+            "OPTIONS": dict(SQLITE_OPTIONS),
         }
     }
     if RUNNING_TESTS:
@@ -371,6 +376,9 @@ Q_CLUSTER = {
     "time_zone": TIME_ZONE,
     "save_limit": 1000,
     "label": "Task queue",
+    # Each cluster runs the schedules unless told not to: with several worker
+    # processes, one scheduler (Q_SCHEDULER=true) and the rest false.
+    "scheduler": env_bool("Q_SCHEDULER", True),
     "sync": RUNNING_TESTS or env_bool("Q_SYNC", False),
 }
 # Outbound mail on its own queue (SEND_QUEUE=send), drained by its own worker

@@ -9,6 +9,8 @@ from django_q.models import Schedule
 
 from agents.models import AgentRun
 from caseloop import audits as case_manager
+from caseloop.fanout import run_audit_chunk, start_audit_run
+from caseloop.models import AuditChunk
 from caseloop.tasks import audit_all_vanpools_task, audit_vanpool_task
 from cases.models import Case, Verification
 from poolpatrol.queue import enqueue_audit
@@ -94,11 +96,23 @@ def test_it_exits_non_zero_when_an_audit_errors_but_audits_the_rest(monkeypatch)
 
 
 @pytest.mark.django_db(transaction=True)
-def test_it_queues_audits_that_run_on_the_task_queue():
-    far = van(home_zip="90026")
-    assert "queued 1 audits" in audit(far.vanpool_id, "--async")
-    # Tests run django-q2 in sync mode: the task ran when the queue got it.
+def test_it_queues_the_audit_in_chunks_that_run_on_the_task_queue(settings):
+    settings.AUDIT_CHUNK_SIZE = 2
+    far, near, other = van(home_zip="90026"), van(), van()
+    out = audit("--all", "--async", "--wait")
+    assert "3 vanpools in 2 chunks queued" in out
+    # Tests run django-q2 in sync mode: each chunk ran when the queue got it.
+    assert out.splitlines()[-1].endswith("2 of 2 chunks done, 0 failed, 0 running, 0 waiting")
     assert Case.objects.get().vanpool == far
+    assert Verification.objects.filter(vanpool__in=[near, other]).count() == 4
+
+
+@pytest.mark.django_db
+def test_progress_of_a_run_nobody_queued_is_a_clear_error():
+    with pytest.raises(CommandError, match="no audit run has been queued yet"):
+        audit("--progress")
+    with pytest.raises(CommandError, match="no audit run 'x7'"):
+        audit("--progress", "x7")
 
 
 @pytest.mark.django_db
@@ -121,9 +135,40 @@ def test_it_changes_nothing_when_a_task_is_delivered_twice():
 
 
 @pytest.mark.django_db
-def test_it_runs_the_periodic_full_audit():
+def test_the_nightly_full_audit_fans_out_every_active_vanpool_in_chunks(run):
     van(), van(home_zip="90026"), van(status="suspended")
-    assert audit_all_vanpools_task() == {"passed": 1, "failed": 1}
+    queued = run(audit_all_vanpools_task)
+    chunk = AuditChunk.objects.get(run_id=queued["run"])
+    assert queued["vanpools"] == 2
+    assert (chunk.status, chunk.outcomes) == ("done", {"passed": 1, "failed": 1})
+
+
+@pytest.mark.django_db
+def test_a_chunk_delivered_twice_is_audited_once(run):
+    far = van(home_zip="90026")
+    audit_run = start_audit_run([far.vanpool_id], requested_by="test")
+    chunk = AuditChunk.objects.get(run=audit_run)
+    first = run(run_audit_chunk, chunk.pk)
+    rows = (Case.objects.count(), Verification.objects.count(), AgentRun.objects.count())
+    assert run(run_audit_chunk, chunk.pk) == "skipped"
+    assert "failed" in first
+    assert (Case.objects.count(), Verification.objects.count(), AgentRun.objects.count()) == rows
+
+
+@pytest.mark.django_db
+def test_a_chunk_redelivered_after_its_worker_died_finishes_without_doubling(run):
+    far, near = van(home_zip="90026"), van()
+    audit_run = start_audit_run([far.vanpool_id, near.vanpool_id], requested_by="test")
+    chunk = AuditChunk.objects.get(run=audit_run)
+    audit_vanpool_task(far.vanpool_id)  # the dead worker got this far
+    AuditChunk.objects.filter(pk=chunk.pk).update(status="running", attempts=1)
+
+    run(run_audit_chunk, chunk.pk)
+
+    chunk.refresh_from_db()
+    assert (chunk.status, chunk.attempts) == ("done", 2)
+    assert chunk.outcomes == {"unchanged": 1, "passed": 1}
+    assert Case.objects.count() == 1
 
 
 @pytest.mark.django_db

@@ -7,6 +7,8 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
+from caseloop.fanout import run_audit_chunk, start_audit_run
+from caseloop.models import AuditChunk
 from dashboard import program
 from tests.factories import (
     AgentRunFactory,
@@ -184,7 +186,21 @@ def test_the_program_page_queries_do_not_grow_with_cases(
         closed()
         opened(3)
         AgentRunFactory(agent="case_manager", vanpool=VanpoolFactory())
+    start_audit_run([VanpoolFactory().vanpool_id for _ in range(size)], chunk_size=1, queue="q")
     client.force_login(coordinator)
 
-    with django_assert_max_num_queries(13):
+    with django_assert_max_num_queries(15):
         assert client.get(reverse("program")).status_code == 200
+
+
+def test_the_program_page_shows_how_far_the_last_audit_run_has_got(client, coordinator, run):
+    ids = [VanpoolFactory().vanpool_id for _ in range(3)]
+    audit_run = start_audit_run(ids, chunk_size=1, queue="workers")  # no worker takes them here
+    first = AuditChunk.objects.filter(run=audit_run).order_by("number").first()
+    run(run_audit_chunk, first.pk)
+    client.force_login(coordinator)
+
+    html = client.get(reverse("program")).content.decode()
+
+    assert f"Audit run {audit_run.pk}" in html
+    assert "1 of 3 chunks done, 0 failed, 0 running, 2 waiting" in html

@@ -1,4 +1,4 @@
-"""manage.py audit_vanpools [IDS…] [--site S] [--all] [--async] [--date YYYY-MM-DD]"""
+"""manage.py audit_vanpools [IDS…] [--site S] [--all] [--async [--wait]] [--progress [RUN]]"""
 
 import datetime as dt
 import sys
@@ -12,8 +12,11 @@ from django.db.models import QuerySet
 from tqdm import tqdm
 
 from caseloop.audits import AuditOutcome, audit_vanpools
-from poolpatrol.queue import enqueue_audit
+from caseloop.fanout import start_audit_run
+from caseloop.models import AuditChunk, AuditRun, progress
 from vanpools.models import Vanpool
+
+POLL_SECONDS = 2.0
 
 
 def parse_date(value: str) -> dt.date:
@@ -34,19 +37,40 @@ class Command(BaseCommand):
             "--async",
             dest="run_async",
             action="store_true",
-            help="queue one django-q2 task per vanpool instead of auditing here",
+            help="split the audit into chunks and queue them for the workers (any number of "
+            "qcluster processes, on any hosts) instead of auditing here",
+        )
+        parser.add_argument(
+            "--wait",
+            action="store_true",
+            help="with --async: follow the run until every chunk is done or failed",
+        )
+        parser.add_argument(
+            "--progress",
+            nargs="?",
+            const="latest",
+            metavar="RUN",
+            help="show how far a queued audit run has got (the latest without a number)",
         )
         parser.add_argument("--date", help="audit date (default: today, program time)")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["progress"]:
+            self.show_progress(self.find_run(options["progress"]), follow=options["wait"])
+            return
         vanpools = self.select(options["vanpool_ids"], options["site"], options["all"])
         ids = list(vanpools.values_list("vanpool_id", flat=True))
         if options["run_async"]:
             if options["date"]:
                 raise CommandError("--date cannot be combined with --async (tasks audit today)")
-            for vanpool_id in ids:
-                enqueue_audit(vanpool_id)
-            self.stdout.write(f"queued {len(ids)} audits; run `manage.py qcluster` to work them")
+            run = start_audit_run(ids, requested_by="command")
+            self.stdout.write(
+                f"audit run {run.pk}: {run.vanpools} vanpools in {progress(run)['total']} chunks "
+                f"queued for the workers (`manage.py qcluster`); follow it with "
+                f"`manage.py audit_vanpools --progress {run.pk} --wait`"
+            )
+            if options["wait"]:
+                self.show_progress(run, follow=True)
             return
         audit_date = parse_date(options["date"]) if options["date"] else None
         started = time.perf_counter()
@@ -60,6 +84,38 @@ class Command(BaseCommand):
             self.stderr.write(f"{outcome.vanpool_id}: {outcome.error}")
         if errors:
             raise CommandError(f"{len(errors)} of {len(outcomes)} audits failed")
+
+    def find_run(self, which: str) -> AuditRun:
+        if which == "latest":
+            run = AuditRun.objects.first()
+            if run is None:
+                raise CommandError("no audit run has been queued yet")
+            return run
+        if not which.isdigit() or not (run := AuditRun.objects.filter(pk=int(which)).first()):
+            raise CommandError(f"no audit run {which!r}; give the number `--async` printed")
+        return run
+
+    def show_progress(self, run: AuditRun, *, follow: bool) -> None:
+        """A line per change: chunks done, failed, running and waiting."""
+        last = None
+        while True:
+            counts = progress(run)
+            line = (
+                f"audit run {run.pk} ({run.audit_date}): {counts['done']} of {counts['total']} "
+                f"chunks done, {counts['failed']} failed, {counts['running']} running, "
+                f"{counts['waiting']} waiting"
+            )
+            if line != last:
+                self.stdout.write(line)
+                last = line
+            if not follow or counts["waiting"] + counts["running"] == 0:
+                break
+            time.sleep(POLL_SECONDS)
+        failed = run.chunks.filter(status=AuditChunk.Status.FAILED)
+        for chunk in failed:
+            self.stderr.write(f"chunk {chunk.number}: {chunk.error}")
+        if failed and not (follow and counts["waiting"] + counts["running"]):
+            raise CommandError(f"{len(failed)} of {counts['total']} chunks failed")
 
     def select(self, ids: list[str], site: str | None, everything: bool) -> QuerySet[Vanpool]:
         if not (ids or site or everything):
