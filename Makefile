@@ -18,12 +18,13 @@ PORT ?= 8000
 # drive one Chromium and run on their own afterwards.
 TEST_WORKERS ?= auto
 
-.PHONY: evaluate faults help setup setup-dev browser redis demo run test lint format clean
+.PHONY: evaluate faults help setup setup-dev browser redis demo run serve test lint format clean
 
 help:
 	@echo "make run    set up, load the demo program and serve it on http://$(HOST):$(PORT)/ (dashboard) and /admin/"
 	@echo "            (demo passwords are kept; make run RESET_PASSWORDS=1 sets new ones)"
 	@echo "make test   install test dependencies, lint, run the whole suite"
+	@echo "make serve  the demo in production mode: gunicorn, workers and the scheduler (Procfile, honcho)"
 
 .tools/bin/uv:
 	python3 -m venv .tools
@@ -49,6 +50,18 @@ demo: setup
 run: demo
 	$(PY) manage.py qcluster & worker=$$!; trap 'kill $$worker 2>/dev/null' EXIT INT TERM; \
 	DEBUG=$${DEBUG:-true} $(PY) manage.py runserver $(HOST):$(PORT)
+
+# Production mode on the embedded default, every process of the Procfile under honcho:
+# gunicorn, a worker cluster and the scheduler. A secret key and a webhook secret are
+# made once and kept in var/; plain HTTP on this machine, so no HTTPS redirect.
+serve: demo
+	@mkdir -p var && [ -s var/secret-key ] || $(PY) -c "import secrets; print(secrets.token_urlsafe(64))" > var/secret-key
+	@[ -s var/webhook-secret ] || $(PY) -c "import secrets; print('provider:' + secrets.token_urlsafe(24))" > var/webhook-secret
+	PRODUCTION=true SECRET_KEY="$$(cat var/secret-key)" WEBHOOK_SECRET="$$(cat var/webhook-secret)" \
+	  ALLOWED_HOSTS=127.0.0.1,localhost SECURE_SSL_REDIRECT=false $(PY) manage.py collectstatic --no-input -v0
+	PRODUCTION=true SECRET_KEY="$$(cat var/secret-key)" WEBHOOK_SECRET="$$(cat var/webhook-secret)" \
+	  ALLOWED_HOSTS=127.0.0.1,localhost SECURE_SSL_REDIRECT=false HOST=$(HOST) PORT=$(PORT) \
+	  $(RUN) honcho start -f Procfile
 
 # The browser tests drive Debian's Chromium (Playwright cannot download one here).
 browser:

@@ -6,20 +6,36 @@ is deterministic (fixed seed): mostly clean vanpools, ~5 % with a far rider,
 """
 
 import datetime as dt
+import json
 import logging
+import os
 import random
 import resource
+import secrets
+import signal
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
+from unittest.mock import patch
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.db import connection
+from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
+from agents.models import AgentRun
 from caseloop.audits import audit_vanpool, audit_vanpools
+from caseloop.fanout import start_audit_run
+from caseloop.models import AuditChunk, AuditRun, progress
+from cases.models import Case, CaseEvent, CaseLesson, CaseReview, PendingAction, Verification
 from evals.scratch_db import scratch_database
+from outreach.models import EmailThread, Message
 from vanpools.models import Employee, Rider, Shift, Vanpool
 
 AUDIT_DATE = dt.date(2026, 11, 23)
@@ -30,6 +46,13 @@ SITES = [
     ("Andover DC", 42.6583, -71.1368, ["01810", "01821", "01845", "01826", "01876"], "04101"),
     ("Columbus DC", 39.8770, -82.9532, ["43125", "43207", "43110", "43137", "43232"], "45202"),
 ]
+
+
+# Every table an audit (and the outreach it queues) writes, children first.
+AUDIT_WRITES = (
+    AgentRun, Message, EmailThread, CaseLesson, CaseReview, PendingAction, CaseEvent,
+    Verification, Case, AuditChunk, AuditRun,
+)  # fmt: skip
 
 
 def weekly(start: str, end: str) -> list[dict[str, str]]:
@@ -66,6 +89,13 @@ class Command(BaseCommand):
             action="store_true",
             help="audit the same, unchanged roster again and count the rows it writes",
         )
+        parser.add_argument(
+            "--workers",
+            type=int,
+            default=0,
+            help="audit through a qcluster with this many workers on the configured database "
+            "and broker, then compare with one process",
+        )
 
     def handle(
         self,
@@ -74,10 +104,16 @@ class Command(BaseCommand):
         riders_per_vanpool: int,
         seed: int,
         rerun: bool = False,
+        workers: int = 0,
         **options: object,
     ) -> None:
         if vanpools < 1 or not 1 <= riders_per_vanpool <= 60:
             raise CommandError("--vanpools must be ≥ 1 and --riders-per-vanpool between 1 and 60")
+        if not 0 <= workers <= 32:
+            raise CommandError("--workers must be between 1 and 32")
+        if workers:
+            self.stdout.write(fan_out(vanpools, riders_per_vanpool, seed, workers))
+            return
         # Case events log one line each; thousands would bury the figures.
         logging.getLogger("cases").setLevel(logging.WARNING)
         with scratch_database():
@@ -87,7 +123,7 @@ class Command(BaseCommand):
             per_vanpool = sample_queries(riders_per_vanpool)
             counter = QueryCounter()
             started = time.perf_counter()
-            with connection.execute_wrapper(counter):
+            with connection.execute_wrapper(counter), no_outreach():
                 outcomes = audit_vanpools(ids, audit_date=AUDIT_DATE)
             seconds = time.perf_counter() - started
             first_peak = peak_mib()
@@ -111,7 +147,7 @@ class Command(BaseCommand):
         """The nightly case: the same roster, nothing changed since the last audit."""
         counter = QueryCounter()
         started = time.perf_counter()
-        with connection.execute_wrapper(counter):
+        with connection.execute_wrapper(counter), no_outreach():
             outcomes = audit_vanpools(ids, audit_date=AUDIT_DATE)
         seconds = time.perf_counter() - started
         return (
@@ -119,6 +155,149 @@ class Command(BaseCommand):
             f"{len(outcomes) / seconds:.0f} audits/s, rows written {counter.rows_written} "
             f"(peak memory {peak_mib():.0f} MiB)"
         )
+
+
+def no_outreach() -> AbstractContextManager:
+    """The audit alone: the first emails it would queue are bench_outreach's to measure.
+
+    Queued, they would also land on the configured broker, where a real
+    worker could take a task that names rows of this throw-away database.
+    """
+    return patch("caseloop.audits.enqueue_outreach", lambda case_pk: None)
+
+
+def fan_out(vanpools: int, riders: int, seed: int, workers: int) -> str:
+    """The same program audited through a qcluster of ``workers``, then in this process."""
+    with scratch_database(), tempfile.TemporaryDirectory(prefix="poolpatrol-bench-") as var:
+        ids = build_program(vanpools, riders, random.Random(seed))
+        queue = f"bench-audit-{secrets.token_hex(4)}"
+        env = worker_env(Path(var), queue, workers)
+        with running_qcluster(env) as cluster:
+            time.sleep(WORKER_START_SECONDS)  # the cluster's processes start before the clock
+            started = time.perf_counter()
+            run = start_audit_run(ids, audit_date=AUDIT_DATE, requested_by="bench", queue=queue)
+            counts = wait_for(run)
+            seconds = time.perf_counter() - started
+            worker_peak = peak_of_tree(cluster.pid)
+        fanned, duplicates = audit_results(), duplicate_cases()
+        forget_audits()
+        started = time.perf_counter()
+        with no_outreach():
+            audit_vanpools(ids, audit_date=AUDIT_DATE)
+        single = time.perf_counter() - started
+        same = "yes" if audit_results() == fanned else "no"
+    return "\n".join(
+        [
+            f"program: {vanpools} vanpools × {riders} riders ({connection.vendor}, "
+            f"broker {'Redis' if settings.REDIS_URL else 'ORM'})",
+            f"workers: {workers}, audited: {vanpools} in {seconds:.1f} s = "
+            f"{vanpools / seconds:.0f} audits/s, same results as one process: {same}, "
+            f"duplicate cases: {duplicates}",
+            f"chunks: {counts['done']} done, {counts['failed']} failed of {counts['total']} "
+            f"({settings.AUDIT_CHUNK_SIZE} vanpools each)",
+            f"one process: {vanpools} in {single:.1f} s = {vanpools / single:.0f} audits/s",
+            f"peak memory (RSS): this process {peak_mib():.0f} MiB, "
+            f"largest worker process {worker_peak:.0f} MiB",
+        ]
+    )
+
+
+WORKER_START_SECONDS = 3.0
+
+
+@contextmanager
+def running_qcluster(env: dict[str, str]) -> Iterator[subprocess.Popen]:
+    """``manage.py qcluster`` in its own process group, stopped (and its workers) after."""
+    cluster = subprocess.Popen(
+        [sys.executable, "manage.py", "qcluster"],
+        cwd=settings.BASE_DIR,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        yield cluster
+    finally:
+        cluster.send_signal(signal.SIGTERM)
+        try:
+            cluster.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(cluster.pid, signal.SIGKILL)
+            cluster.wait(timeout=10)
+
+
+def worker_env(var: Path, queue: str, workers: int) -> dict[str, str]:
+    """A qcluster on this scratch database and the configured broker, on a queue of its own."""
+    db = connection.settings_dict
+    if connection.vendor == "sqlite":
+        url = f"sqlite:///{db['NAME']}"
+    else:
+        url = f"postgres://{db['USER']}:{db['PASSWORD']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
+    env = {key: value for key, value in os.environ.items() if not key.startswith("EMAIL_")}
+    return env | {
+        "DATABASE_URL": url,
+        "VAR_DIR": str(var),
+        "Q_CLUSTER_NAME": queue,
+        "Q_WORKERS": str(workers),
+        "Q_SCHEDULER": "false",
+        "LOG_LEVEL": "warning",
+        # First emails to the scratch program's riders go nowhere.
+        "EMAIL_BACKEND": "django.core.mail.backends.locmem.EmailBackend",
+        **({"REDIS_URL": settings.REDIS_URL} if settings.REDIS_URL else {}),
+    }
+
+
+def wait_for(run: AuditRun, timeout: float = 3600) -> dict[str, int]:
+    deadline = time.monotonic() + timeout
+    while (counts := progress(run))["done"] + counts["failed"] < counts["total"]:
+        if time.monotonic() > deadline:
+            raise CommandError(f"the workers did not finish in {timeout:.0f} s: {counts}")
+        time.sleep(0.2)
+    return counts
+
+
+def audit_results() -> list[tuple]:
+    """What the audit decided, vanpool by vanpool, without ids or times.
+
+    Not the case's status: the workers also run the outreach the audit queues
+    (open → pending_reply), which the one-process run leaves out.
+    """
+    cases = Case.objects.values_list("vanpool__vanpool_id", "meta__reason", "meta__rider_flags")
+    verdicts = Verification.objects.values_list("vanpool__vanpool_id", "check_type", "verdict")
+    return sorted((*row[:2], json.dumps(row[2], sort_keys=True)) for row in cases) + sorted(
+        verdicts
+    )
+
+
+def duplicate_cases() -> int:
+    per_vanpool = Counter(Case.objects.values_list("vanpool_id", flat=True))
+    return sum(count - 1 for count in per_vanpool.values() if count > 1)
+
+
+def forget_audits() -> None:
+    """Empty what an audit writes (this is a scratch database) for the one-process run."""
+    tables = [model._meta.db_table for model in AUDIT_WRITES]
+    with transaction.atomic(), connection.cursor() as cursor:
+        for table in tables:
+            cursor.execute(f"DELETE FROM {connection.ops.quote_name(table)}")
+
+
+def peak_of_tree(pid: int) -> float:
+    """The largest peak resident memory among a process and its descendants, in MiB."""
+    peaks = []
+    pending = [pid]
+    while pending:
+        current = pending.pop()
+        try:
+            status = Path(f"/proc/{current}/status").read_text()
+            children = Path(f"/proc/{current}/task/{current}/children").read_text().split()
+        except OSError:
+            continue
+        peaks += [
+            int(line.split()[1]) / 1024 for line in status.splitlines() if line.startswith("VmHWM")
+        ]
+        pending += [int(child) for child in children]
+    return max(peaks, default=0.0)
 
 
 def peak_mib() -> float:
