@@ -18,6 +18,7 @@ from caseloop.audits import audit_vanpools
 from caseloop.fanout import start_audit_run
 from caseloop.models import progress
 from cases.models import Case, CaseEvent, PendingAction, Verification
+from outreach.models import Message
 from tests.factories import EmployeeFactory, RiderFactory, ShiftFactory, VanpoolFactory
 from tests.qcluster_support import process_env, running_qcluster
 
@@ -99,3 +100,38 @@ def test_two_workers_audit_a_program_exactly_as_one_process_does(tmp_path):
     )
     assert len(cases) == len(set(cases)) == 4  # three failing vanpools and the unknown: no double
     assert CaseEvent.objects.filter(case__vanpool__vanpool_id__startswith="TWO").exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_full_audits_started_at_once_open_no_second_case_and_send_no_second_email(tmp_path):
+    ids = program("TWIN")
+    queue = f"fanout-test-{secrets.token_hex(4)}"
+    runs = [start_audit_run(ids, chunk_size=2, queue=queue) for _ in range(2)]
+    env = process_env(
+        tmp_path,
+        DATABASE_URL=database_url(),
+        Q_CLUSTER_NAME=queue,
+        Q_SCHEDULER="false",
+        **({"REDIS_URL": settings.REDIS_URL} if settings.REDIS_URL else {}),
+    )
+
+    with running_qcluster(env), running_qcluster(env):
+        deadline = time.monotonic() + 120
+        while any(progress(run)["done"] < progress(run)["total"] for run in runs):
+            assert time.monotonic() < deadline, [progress(run) for run in runs]
+            time.sleep(0.5)
+        # The first emails the audits queue are written and sent by the same workers.
+        while Message.objects.filter(direction="outbound").exclude(status="sent").exists() or (
+            not Message.objects.filter(direction="outbound").exists()
+        ):
+            assert time.monotonic() < deadline
+            time.sleep(0.5)
+
+    cases = list(Case.objects.values_list("vanpool__vanpool_id", flat=True))
+    assert len(cases) == len(set(cases)) == 4
+    letters = list(
+        Message.objects.filter(direction="outbound").values_list("thread__case_id", "employee_id")
+    )
+    # One first letter per flagged rider (4 far riders on 3 vanpools), none twice; the
+    # unknown vanpool waits for a person's ruling and writes to nobody yet.
+    assert len(letters) == len(set(letters)) == 4

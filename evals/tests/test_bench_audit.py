@@ -1,5 +1,7 @@
 """bench_audit runs end to end in its own process and scratch database."""
 
+import re
+
 import pytest
 
 from tests.qcluster_support import run_manage
@@ -11,3 +13,30 @@ def test_it_benchmarks_a_small_program_in_a_scratch_database(tmp_path):
     assert result.returncode == 0, result.stderr
     assert "audited: 30 in" in result.stdout
     assert "model calls: 0" in result.stdout
+
+
+@pytest.mark.evaluation
+def test_an_unchanged_roster_audited_again_is_reported_with_no_rows_written():
+    result = run_manage("bench_audit", "--vanpools", "30", "--riders-per-vanpool", "3", "--rerun")
+    assert result.returncode == 0, result.stderr
+    assert re.search(
+        r"re-audit unchanged: 30 in [\d.]+ s = \d+ audits/s, rows written 0 ", result.stdout
+    )
+
+
+@pytest.mark.evaluation
+def test_two_workers_give_the_same_results_as_one_process():
+    result = run_manage("bench_audit", "--vanpools", "40", "--workers", "2")
+    assert result.returncode == 0, result.stderr
+    assert re.search(
+        r"workers: 2, audited: 40 in [\d.]+ s = \d+ audits/s, same results as one process: yes, "
+        r"duplicate cases: 0",
+        result.stdout,
+    ), result.stdout
+    assert "largest worker process" in result.stdout
+
+
+def test_a_worker_count_out_of_range_is_refused():
+    result = run_manage("bench_audit", "--workers", "33")
+    assert result.returncode != 0
+    assert "--workers must be between 1 and 32" in result.stderr
