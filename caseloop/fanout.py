@@ -96,3 +96,22 @@ def _finish(chunk_pk: int, status: str, counts: dict[str, int], error: str) -> N
     AuditChunk.objects.filter(pk=chunk_pk).update(
         status=status, outcomes=counts, error=error[:4000], finished_at=timezone.now()
     )
+
+
+def retry_failed_chunks(run: AuditRun, *, queue: str = "") -> int:
+    """Queue a run's failed chunks again; returns how many.
+
+    The vanpools a failed chunk finished are recognised and left alone, so a
+    retry audits only what is left (and whatever changed since).
+    """
+    with transaction.atomic():
+        failed = list(
+            AuditChunk.objects.select_for_update()
+            .filter(run=run, status=Status.FAILED)
+            .values_list("pk", flat=True)
+        )
+        AuditChunk.objects.filter(pk__in=failed).update(status=Status.WAITING, error="")
+        for chunk_pk in failed:
+            enqueue_audit_chunk(chunk_pk, queue=queue)
+    logger.info("audit run %s: %s failed chunks queued again", run.pk, len(failed))
+    return len(failed)

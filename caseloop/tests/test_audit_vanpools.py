@@ -176,3 +176,27 @@ def test_it_schedules_a_nightly_full_audit():
     schedule = Schedule.objects.get(func="caseloop.tasks.audit_all_vanpools_task")
     assert schedule.schedule_type == Schedule.DAILY
     assert schedule.repeats == -1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_failed_chunk_is_listed_and_queued_again_by_retry_failed(monkeypatch, settings):
+    settings.AUDIT_CHUNK_SIZE = 1
+    good, bad = van(), van(home_zip="90026")
+    real = case_manager._decide
+
+    def flaky(facts, *args):
+        if facts.vanpool_id == bad.vanpool_id:
+            raise RuntimeError("disk on fire")
+        return real(facts, *args)
+
+    monkeypatch.setattr(case_manager, "_decide", flaky)
+    with pytest.raises(CommandError, match=r"1 of 2 chunks failed; .*--retry-failed"):
+        audit("--all", "--async", "--wait")
+    monkeypatch.undo()
+
+    out = audit("--retry-failed", "latest", "--wait")
+
+    assert "1 failed chunks queued" in out
+    assert out.splitlines()[-1].endswith("2 of 2 chunks done, 0 failed, 0 running, 0 waiting")
+    assert Case.objects.get().vanpool == bad
+    assert Verification.objects.filter(vanpool=good).count() == 2  # not audited twice

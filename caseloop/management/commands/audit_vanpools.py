@@ -12,7 +12,7 @@ from django.db.models import QuerySet
 from tqdm import tqdm
 
 from caseloop.audits import AuditOutcome, audit_vanpools
-from caseloop.fanout import start_audit_run
+from caseloop.fanout import retry_failed_chunks, start_audit_run
 from caseloop.models import AuditChunk, AuditRun, progress
 from vanpools.models import Vanpool
 
@@ -52,11 +52,24 @@ class Command(BaseCommand):
             metavar="RUN",
             help="show how far a queued audit run has got (the latest without a number)",
         )
+        parser.add_argument(
+            "--retry-failed",
+            metavar="RUN",
+            help="queue a run's failed chunks again (the vanpools they finished are kept)",
+        )
         parser.add_argument("--date", help="audit date (default: today, program time)")
 
     def handle(self, *args: Any, **options: Any) -> None:
         if options["progress"]:
             self.show_progress(self.find_run(options["progress"]), follow=options["wait"])
+            return
+        if options["retry_failed"]:
+            run = self.find_run(options["retry_failed"])
+            self.stdout.write(
+                f"audit run {run.pk}: {retry_failed_chunks(run)} failed chunks queued"
+            )
+            if options["wait"]:
+                self.show_progress(run, follow=True)
             return
         vanpools = self.select(options["vanpool_ids"], options["site"], options["all"])
         ids = list(vanpools.values_list("vanpool_id", flat=True))
@@ -114,8 +127,11 @@ class Command(BaseCommand):
         failed = run.chunks.filter(status=AuditChunk.Status.FAILED)
         for chunk in failed:
             self.stderr.write(f"chunk {chunk.number}: {chunk.error}")
-        if failed and not (follow and counts["waiting"] + counts["running"]):
-            raise CommandError(f"{len(failed)} of {counts['total']} chunks failed")
+        if failed:
+            raise CommandError(
+                f"{len(failed)} of {counts['total']} chunks failed; queue them again with "
+                f"`manage.py audit_vanpools --retry-failed {run.pk}`"
+            )
 
     def select(self, ids: list[str], site: str | None, everything: bool) -> QuerySet[Vanpool]:
         if not (ids or site or everything):
