@@ -5,12 +5,13 @@ worker and a web process would.
 """
 
 import os
-import signal
 import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
+
+from poolpatrol.qcluster import running_qcluster
+
+__all__ = ["clusters_seen", "manage", "process_env", "run_manage", "running_qcluster"]
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -45,27 +46,6 @@ def clusters_seen(env: dict[str, str], wait: float = 0) -> int:
         "print(seen)\n"
     )
     return int(manage(env, "shell", "--no-imports", "-c", code).splitlines()[-1])
-
-
-@contextmanager
-def running_qcluster(env: dict[str, str]) -> Iterator[subprocess.Popen]:
-    worker = subprocess.Popen(
-        [sys.executable, "manage.py", "qcluster"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    try:
-        yield worker
-    finally:
-        worker.send_signal(signal.SIGTERM)
-        try:
-            worker.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(worker.pid, signal.SIGKILL)
-            worker.wait(timeout=10)
 
 
 def run_manage(*args: str) -> subprocess.CompletedProcess[str]:

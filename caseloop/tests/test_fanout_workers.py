@@ -9,6 +9,7 @@ any other work, and the scheduler is off in them.
 import json
 import secrets
 import time
+from pathlib import Path
 
 import pytest
 from django.conf import settings
@@ -19,8 +20,9 @@ from caseloop.fanout import start_audit_run
 from caseloop.models import progress
 from cases.models import Case, CaseEvent, PendingAction, Verification
 from outreach.models import Message
+from poolpatrol.qcluster import running_qcluster
 from tests.factories import EmployeeFactory, RiderFactory, ShiftFactory, VanpoolFactory
-from tests.qcluster_support import process_env, running_qcluster
+from tests.qcluster_support import process_env
 
 WEEKDAYS = [
     {"day": d, "start": "07:00", "end": "16:00"} for d in ("Mon", "Tue", "Wed", "Thu", "Fri")
@@ -34,6 +36,17 @@ def database_url() -> str:
     if connection.vendor == "sqlite":
         return f"sqlite:///{db['NAME']}"
     return f"postgres://{db['USER']}:{db['PASSWORD']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
+
+
+def worker_env(var_dir: Path, queue: str) -> dict[str, str]:
+    """A worker on the test database and the configured broker, draining ``queue`` only."""
+    return process_env(
+        var_dir,
+        DATABASE_URL=database_url(),
+        Q_CLUSTER_NAME=queue,
+        Q_SCHEDULER="false",
+        **({"REDIS_URL": settings.REDIS_URL} if settings.REDIS_URL else {}),
+    )
 
 
 def program(prefix: str) -> list[str]:
@@ -77,13 +90,7 @@ def test_two_workers_audit_a_program_exactly_as_one_process_does(tmp_path):
     audit_vanpools(one)
     queue = f"fanout-test-{secrets.token_hex(4)}"
     audit_run = start_audit_run(fanned, chunk_size=2, queue=queue)
-    env = process_env(
-        tmp_path,
-        DATABASE_URL=database_url(),
-        Q_CLUSTER_NAME=queue,
-        Q_SCHEDULER="false",
-        **({"REDIS_URL": settings.REDIS_URL} if settings.REDIS_URL else {}),
-    )
+    env = worker_env(tmp_path, queue)
 
     with running_qcluster(env), running_qcluster(env):
         deadline = time.monotonic() + 120
@@ -107,13 +114,7 @@ def test_two_full_audits_started_at_once_open_no_second_case_and_send_no_second_
     ids = program("TWIN")
     queue = f"fanout-test-{secrets.token_hex(4)}"
     runs = [start_audit_run(ids, chunk_size=2, queue=queue) for _ in range(2)]
-    env = process_env(
-        tmp_path,
-        DATABASE_URL=database_url(),
-        Q_CLUSTER_NAME=queue,
-        Q_SCHEDULER="false",
-        **({"REDIS_URL": settings.REDIS_URL} if settings.REDIS_URL else {}),
-    )
+    env = worker_env(tmp_path, queue)
 
     with running_qcluster(env), running_qcluster(env):
         deadline = time.monotonic() + 120

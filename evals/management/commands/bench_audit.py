@@ -12,15 +12,11 @@ import os
 import random
 import resource
 import secrets
-import signal
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 from unittest.mock import patch
 
@@ -36,6 +32,7 @@ from caseloop.models import AuditChunk, AuditRun, progress
 from cases.models import Case, CaseEvent, CaseLesson, CaseReview, PendingAction, Verification
 from evals.scratch_db import scratch_database
 from outreach.models import EmailThread, Message
+from poolpatrol.qcluster import running_qcluster
 from vanpools.models import Employee, Rider, Shift, Vanpool
 
 AUDIT_DATE = dt.date(2026, 11, 23)
@@ -203,27 +200,6 @@ def fan_out(vanpools: int, riders: int, seed: int, workers: int) -> str:
 
 
 WORKER_START_SECONDS = 3.0
-
-
-@contextmanager
-def running_qcluster(env: dict[str, str]) -> Iterator[subprocess.Popen]:
-    """``manage.py qcluster`` in its own process group, stopped (and its workers) after."""
-    cluster = subprocess.Popen(
-        [sys.executable, "manage.py", "qcluster"],
-        cwd=settings.BASE_DIR,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    try:
-        yield cluster
-    finally:
-        cluster.send_signal(signal.SIGTERM)
-        try:
-            cluster.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            os.killpg(cluster.pid, signal.SIGKILL)
-            cluster.wait(timeout=10)
 
 
 def worker_env(var: Path, queue: str, workers: int) -> dict[str, str]:
