@@ -12,9 +12,11 @@ from django.contrib import admin, messages
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
+from django.utils import timezone
 from django.utils.safestring import SafeString
 
+from cases.export import as_csv, as_xlsx, findings
 from cases.lifecycle import open_case
 from cases.models import (
     Case,
@@ -150,6 +152,16 @@ class CaseAddForm(forms.ModelForm):
         return vanpool
 
 
+XLSX_TYPE = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+
+
+def _download(data: bytes, extension: str, content_type: str) -> HttpResponse:
+    name = f"findings-{timezone.localdate().isoformat()}.{extension}"
+    response = HttpResponse(data, content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response
+
+
 @admin.register(Case)
 class CaseAdmin(AuditAdmin):
     list_display = [
@@ -189,6 +201,15 @@ class CaseAdmin(AuditAdmin):
     ]
     add_fieldsets = [(None, {"fields": ["vanpool", "reason", "failed_checks", "details"]})]
     inlines = [VerificationInline, CaseEventInline, PendingActionInline]
+    actions = ["export_csv", "export_xlsx"]
+
+    @admin.action(description="Export the selected cases' findings (CSV)")
+    def export_csv(self, request: HttpRequest, queryset: QuerySet[Case]) -> HttpResponse:
+        return _download(as_csv(findings(queryset)).encode("utf-8-sig"), "csv", "text/csv")
+
+    @admin.action(description="Export the selected cases' findings (XLSX)")
+    def export_xlsx(self, request: HttpRequest, queryset: QuerySet[Case]) -> HttpResponse:
+        return _download(as_xlsx(findings(queryset)), "xlsx", XLSX_TYPE)
 
     def get_fieldsets(self, request: HttpRequest, obj: Case | None = None) -> list[Any]:
         return self.fieldsets if obj else self.add_fieldsets
