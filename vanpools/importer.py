@@ -189,7 +189,7 @@ def _json_tables(
 ) -> tuple[list[_Table], list[RowError]]:
     errors: list[RowError] = []
     if isinstance(data, list):
-        sections: dict[str, object] = {kind or "employees": data}
+        sections: dict[str, object] = {kind or _kind_from_rows(data, source): data}
     elif isinstance(data, dict):
         for key in data:
             if key not in KINDS:
@@ -207,6 +207,25 @@ def _json_tables(
             continue
         tables.append(_Table(name, _json_rows(name, rows, errors)))
     return tables, errors
+
+
+def _kind_from_rows(rows: list[object], source: str) -> str:
+    """What a bare JSON list holds, from its rows' keys, as a CSV's kind from its header.
+
+    A list of vanpools or of shifts used to be read as employees (and every
+    row refused) unless ``--kind`` was given.
+    """
+    keys = {str(key).strip().lower() for row in rows[:50] if isinstance(row, dict) for key in row}
+    if not keys:
+        _fail(source, "expected a list of rows, each an object of column: value")
+    try:
+        return _kind_from_header(sorted(keys))
+    except ImportFailed:
+        _fail(
+            source,
+            "no employee_id, vanpool_id or shift_id key in the rows: cannot tell whether they "
+            "are employees, vanpools or shifts (give --kind)",
+        )
 
 
 def _json_rows(kind: str, rows: list[object], errors: list[RowError]) -> list[_Row]:

@@ -219,6 +219,29 @@ def test_it_reads_a_bare_json_list_as_employees():
     assert Employee.objects.get().email == "ana@example.com"
 
 
+@pytest.mark.parametrize(
+    ("rows", "kind"),
+    [
+        ([SHIFT], "shifts"),
+        ([VANPOOL], "vanpools"),
+        ([EMPLOYEE], "employees"),
+    ],
+    ids=["shifts", "vanpools", "employees"],
+)
+def test_a_bare_json_list_is_read_as_the_kind_its_keys_name(tmp_path, rows, kind):
+    result = import_file(write_json(tmp_path, rows))
+    assert result.kinds == [kind]
+    assert counts(result, kind) == (1, 0, 0)
+
+
+def test_a_bare_json_list_without_an_id_key_says_to_name_the_kind(tmp_path):
+    with pytest.raises(ImportFailed) as failed:
+        import_file(write_json(tmp_path, [{"name": "Day", "schedule": "Mon-Fri 07:00-16:00"}]))
+    assert "cannot tell whether they are employees, vanpools or shifts (give --kind)" in str(
+        failed.value.errors[0]
+    )
+
+
 def test_it_takes_the_kind_from_the_option_over_the_header(tmp_path):
     # A shifts file whose only ID-looking column is shift_id would be read as shifts anyway;
     # --kind matters for a bare JSON list.
