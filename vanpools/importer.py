@@ -209,6 +209,37 @@ def _json_tables(
     return tables, errors
 
 
+LAT_KEYS, LNG_KEYS = ("lat", "latitude"), ("lng", "lon", "long", "longitude")
+
+
+def _flat_coordinates(
+    kind: str, row: dict, where: str, errors: list[RowError]
+) -> dict[str, object]:
+    """``"pickup": {"lat": 37.5, "lng": -122.0}`` → ``pickup_lat``, ``pickup_lng``.
+
+    Other tools keep a point as one object; the columns are a pair. Only a
+    key whose ``_lat``/``_lng`` pair exists is read so; anything else in the
+    object is an error that shows the expected shape.
+    """
+    flat: dict[str, object] = {}
+    for key, value in row.items():
+        name = str(key)
+        if not (isinstance(value, dict) and f"{name}_lat" in COLUMNS[kind]):
+            flat[key] = value
+            continue
+        given = {str(k).lower(): v for k, v in value.items()}
+        lat = next((given[k] for k in LAT_KEYS if k in given), None)
+        lng = next((given[k] for k in LNG_KEYS if k in given), None)
+        unknown = sorted(set(given) - set(LAT_KEYS) - set(LNG_KEYS))
+        if unknown or lat is None or lng is None:
+            found = json.dumps(value)[:80]
+            expected = f'{{"lat": 37.59, "lng": -122.02}} (or {name}_lat and {name}_lng columns)'
+            errors.append(RowError(where, name, f"found {found}; expected {expected}"))
+            continue
+        flat[f"{name}_lat"], flat[f"{name}_lng"] = lat, lng
+    return flat
+
+
 def _kind_from_rows(rows: list[object], source: str) -> str:
     """What a bare JSON list holds, from its rows' keys, as a CSV's kind from its header.
 
@@ -235,6 +266,7 @@ def _json_rows(kind: str, rows: list[object], errors: list[RowError]) -> list[_R
         if not isinstance(row, dict):
             errors.append(RowError(where, "", "expected an object of column: value"))
             continue
+        row = _flat_coordinates(kind, row, where, errors)
         for column in row:
             if column not in COLUMNS[kind]:
                 errors.append(RowError(where, str(column), _unknown_column(column, kind)))

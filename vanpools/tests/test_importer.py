@@ -865,3 +865,25 @@ def test_it_reads_lenient_compact_schedules():
 def test_it_says_what_is_wrong_with_a_compact_schedule(text, message):
     with pytest.raises(ScheduleError, match=message):
         parse_compact_weekly(text)
+
+
+def test_a_point_given_as_one_json_object_is_read_as_its_lat_and_lng_columns(tmp_path):
+    vanpool = VANPOOL | {"pickup": {"lat": 37.5906, "lng": -122.0172}}
+    employee = EMPLOYEE | {"home": {"latitude": "37.60", "longitude": "-122.01"}}
+
+    import_file(write_json(tmp_path, {"vanpools": [vanpool], "employees": [employee]}))
+
+    van = Vanpool.objects.get()
+    assert (van.pickup_lat, van.pickup_lng) == (37.5906, -122.0172)
+    assert (Employee.objects.get().home_lat, Employee.objects.get().home_lng) == (37.6, -122.01)
+
+
+def test_a_point_object_of_another_shape_is_refused_with_the_shape_expected(tmp_path):
+    vanpool = VANPOOL | {"pickup": {"x": 1, "y": 2}}
+
+    errors = error_lines(write_json(tmp_path, {"vanpools": [vanpool]}))
+
+    assert errors == [
+        'vanpools[0], pickup: found {"x": 1, "y": 2}; expected {"lat": 37.59, "lng": -122.02} '
+        "(or pickup_lat and pickup_lng columns)"
+    ]
