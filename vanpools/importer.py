@@ -359,8 +359,37 @@ def _unknown_column(name: object, kind: str) -> str:
 
 
 def _suggest(name: object, known: Iterable[str]) -> str:
-    close = difflib.get_close_matches(str(name).lower(), list(known), n=1)
-    return f"; did you mean {close[0]}?" if close else ""
+    """A "did you mean" only for what looks like a slip of the keys.
+
+    difflib alone calls ``level`` (an HR export's grade column) close to
+    ``leave``, which sent administrators renaming the wrong column. A hint is
+    given for one typo (two in a long name: a letter dropped, added, changed
+    or two swapped) or for the known name with a part added or cut
+    (``home_zipcode`` → ``home_zip``).
+    """
+    given = str(name).strip().lower()
+    for candidate in difflib.get_close_matches(given, list(known), n=3):
+        if _typo_distance(given, candidate) <= (1 if len(candidate) <= 6 else 2) or (
+            min(len(given), len(candidate)) >= 5
+            and (given.startswith(candidate) or candidate.startswith(given))
+        ):
+            return f"; did you mean {candidate}?"
+    return ""
+
+
+def _typo_distance(a: str, b: str) -> int:
+    """Edits between two names, a swap of neighbours counting as one (Damerau, OSA)."""
+    rows = [list(range(len(b) + 1))]
+    for i, ca in enumerate(a, start=1):
+        row = [i]
+        for j, cb in enumerate(b, start=1):
+            cost = 0 if ca == cb else 1
+            best = min(rows[-1][j] + 1, row[j - 1] + 1, rows[-1][j - 1] + cost)
+            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
+                best = min(best, rows[-2][j - 2] + 1)
+            row.append(best)
+        rows.append(row)
+    return rows[-1][-1]
 
 
 # Reading cells --------------------------------------------------------------

@@ -17,6 +17,7 @@ from tests.factories import (
     UserFactory,
     VanpoolFactory,
 )
+from vanpools import importer
 from vanpools.importer import ImportFailed, RowError, import_data, import_file
 from vanpools.models import Employee, Leave, Rider, Shift, Vanpool
 from vanpools.schedules import ScheduleError, format_compact_weekly, parse_compact_weekly
@@ -887,3 +888,17 @@ def test_a_point_object_of_another_shape_is_refused_with_the_shape_expected(tmp_
         'vanpools[0], pickup: found {"x": 1, "y": 2}; expected {"lat": 37.59, "lng": -122.02} '
         "(or pickup_lat and pickup_lng columns)"
     ]
+
+
+@pytest.mark.parametrize(
+    ("column", "hint"),
+    [
+        ("emial", "; did you mean email?"),
+        ("fist_name", "; did you mean first_name?"),
+        ("home_zipcode", "; did you mean home_zip?"),
+        ("level", ""),  # an HR grade column, not a misspelt "leave"
+        ("manager", ""),
+    ],
+)
+def test_a_did_you_mean_hint_is_given_for_a_slip_of_the_keys_only(column, hint):
+    assert importer._unknown_column(column, "employees") == "unknown column" + hint
