@@ -15,7 +15,15 @@ import re
 from datetime import date, time
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    model_validator,
+)
 
 WEEKDAYS: tuple[str, ...] = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 Weekday = Literal["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
@@ -28,8 +36,9 @@ class ScheduleError(ValueError):
 
 class Span(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-    start: HHMM
-    end: HHMM
+    # Other tools write start_time/end_time; the stored shape is start/end.
+    start: HHMM = Field(validation_alias=AliasChoices("start", "start_time"))
+    end: HHMM = Field(validation_alias=AliasChoices("end", "end_time"))
 
     @model_validator(mode="after")
     def _not_empty(self) -> "Span":

@@ -105,3 +105,10 @@ def test_it_validates_a_vanpool_operating_schedule():
     with pytest.raises(ValidationError) as excinfo:
         vanpool.full_clean()
     assert "schedule" in excinfo.value.message_dict
+
+
+def test_start_time_and_end_time_are_read_as_start_and_end_and_stored_as_such():
+    spans = parse_weekly([{"day": "Mon", "start_time": "07:00", "end_time": "15:30"}])
+    assert [span.model_dump() for span in spans] == [
+        {"start": "07:00", "end": "15:30", "day": "Mon"}
+    ]
