@@ -35,3 +35,13 @@ def running_qcluster(env: dict[str, str]) -> Iterator[subprocess.Popen]:
         except subprocess.TimeoutExpired:
             os.killpg(cluster.pid, signal.SIGKILL)
             cluster.wait(timeout=10)
+
+
+def current_database_url() -> str:
+    """The database this process uses (a scratch or test one included), as a worker's URL."""
+    from django.db import connection
+
+    db = connection.settings_dict
+    if connection.vendor == "sqlite":
+        return f"sqlite:///{db['NAME']}"
+    return f"postgres://{db['USER']}:{db['PASSWORD']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"

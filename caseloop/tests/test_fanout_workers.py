@@ -13,14 +13,13 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
-from django.db import connection
 
 from caseloop.audits import audit_vanpools
 from caseloop.fanout import start_audit_run
 from caseloop.models import progress
 from cases.models import Case, CaseEvent, PendingAction, Verification
 from outreach.models import Message
-from poolpatrol.qcluster import running_qcluster
+from poolpatrol.qcluster import current_database_url, running_qcluster
 from tests.factories import EmployeeFactory, RiderFactory, ShiftFactory, VanpoolFactory
 from tests.qcluster_support import process_env
 
@@ -30,19 +29,11 @@ WEEKDAYS = [
 NEAR, FAR = "94587", "90026"
 
 
-def database_url() -> str:
-    """The test database as a URL a worker process can open."""
-    db = connection.settings_dict
-    if connection.vendor == "sqlite":
-        return f"sqlite:///{db['NAME']}"
-    return f"postgres://{db['USER']}:{db['PASSWORD']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
-
-
 def worker_env(var_dir: Path, queue: str) -> dict[str, str]:
     """A worker on the test database and the configured broker, draining ``queue`` only."""
     return process_env(
         var_dir,
-        DATABASE_URL=database_url(),
+        DATABASE_URL=current_database_url(),
         Q_CLUSTER_NAME=queue,
         Q_SCHEDULER="false",
         **({"REDIS_URL": settings.REDIS_URL} if settings.REDIS_URL else {}),

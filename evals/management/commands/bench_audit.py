@@ -32,7 +32,7 @@ from caseloop.models import AuditChunk, AuditRun, progress
 from cases.models import Case, CaseEvent, CaseLesson, CaseReview, PendingAction, Verification
 from evals.scratch_db import scratch_database
 from outreach.models import EmailThread, Message
-from poolpatrol.qcluster import running_qcluster
+from poolpatrol.qcluster import current_database_url, running_qcluster
 from vanpools.models import Employee, Rider, Shift, Vanpool
 
 AUDIT_DATE = dt.date(2026, 11, 23)
@@ -204,11 +204,7 @@ WORKER_START_SECONDS = 3.0
 
 def worker_env(var: Path, queue: str, workers: int) -> dict[str, str]:
     """A qcluster on this scratch database and the configured broker, on a queue of its own."""
-    db = connection.settings_dict
-    if connection.vendor == "sqlite":
-        url = f"sqlite:///{db['NAME']}"
-    else:
-        url = f"postgres://{db['USER']}:{db['PASSWORD']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
+    url = current_database_url()
     env = {key: value for key, value in os.environ.items() if not key.startswith("EMAIL_")}
     return env | {
         "DATABASE_URL": url,
