@@ -27,10 +27,23 @@ from django.db.models.functions import Lower
 from django.utils import timezone
 
 from vanpools.geo import clean_zip, parse_coordinate, zip_as_given
+from vanpools.mapping import (
+    MISSING,
+    RIDERS,
+    KindMapping,
+    MappingError,
+    RosterMapping,
+    load_mapping,
+    lookup,
+    map_row,
+    seats_from_riders,
+    used_keys,
+)
 from vanpools.models import Employee, Leave, Rider, Shift, Vanpool
 from vanpools.schedules import (
     DaySpan,
     ScheduleError,
+    format_compact_weekly,
     parse_compact_weekly,
     parse_rotation,
     parse_weekly,
@@ -55,11 +68,18 @@ class RowError:
 
 
 class ImportFailed(Exception):
-    """The file has errors; nothing was written. ``errors`` lists every one."""
+    """The file has errors; nothing was written. ``errors`` lists every one.
 
-    def __init__(self, errors: list[RowError]) -> None:
+    A dry run also carries its ``preview``: what the rows without errors would do.
+    """
+
+    def __init__(self, errors: list[RowError], preview: "ImportResult | None" = None) -> None:
         self.errors = errors
+        self.preview = preview
         super().__init__(f"{_plural(len(errors), 'error')}; nothing was imported.")
+
+
+DIFFERENCES_SHOWN = 5  # per kind: a preview shows the first few, then how many more
 
 
 @dataclass
@@ -70,34 +90,69 @@ class ImportResult:
     kinds: list[str] = field(default_factory=list)  # kinds the file held, in import order
     dry_run: bool = False
     source: str = ""
+    refused: dict[str, int] = field(default_factory=dict)  # rows with errors, per kind
+    # Per kind: "EMP-1003: home_zip 94538 → 94536", for the first rows that change.
+    differences: dict[str, list[str]] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
 
     def summary_lines(self) -> list[str]:
         if not self.kinds:
             lines = ["the file has no rows"]
         else:
-            lines = [f"{'':<10}{'created':>9}{'updated':>9}{'unchanged':>11}"]
+            refused = self.dry_run or any(self.refused.values())
+            header = f"{'':<10}{'created':>9}{'updated':>9}{'unchanged':>11}"
+            lines = [header + (f"{'refused':>9}" if refused else "")]
             for kind in self.kinds:
                 count = self.counts[kind]
-                lines.append(
+                line = (
                     f"{kind:<10}{count['created']:>9}{count['updated']:>9}{count['unchanged']:>11}"
                 )
+                lines.append(line + (f"{self.refused.get(kind, 0):>9}" if refused else ""))
+        if self.dry_run:
+            lines += self.difference_lines()
+        lines += [f"warning: {warning}" for warning in self.warnings]
         if self.dry_run:
             lines.append("dry run: nothing was saved")
         return lines
 
+    def difference_lines(self) -> list[str]:
+        lines = []
+        for kind in self.kinds:
+            changes = self.differences.get(kind, [])
+            if not changes:
+                continue
+            lines.append(f"{kind}, first changes:")
+            lines += [f"  {change}" for change in changes[:DIFFERENCES_SHOWN]]
+            if len(changes) > DIFFERENCES_SHOWN:
+                lines.append(f"  … and {len(changes) - DIFFERENCES_SHOWN} more")
+        return lines
+
 
 def import_data(
-    data: dict[str, Any] | list[Any], *, dry_run: bool = False, source: str = ""
+    data: dict[str, Any] | list[Any],
+    *,
+    dry_run: bool = False,
+    source: str = "",
+    mapping: RosterMapping | None = None,
 ) -> ImportResult:
-    """Import rows in the README's JSON shape (already decoded)."""
-    tables, errors = _json_tables(data, kind=None, source=source or "data")
-    return _import(tables, errors, dry_run=dry_run, source=source)
+    """Import rows in the README's JSON shape (already decoded), or any shape a mapping reads."""
+    read = _Read(source or "data", mapping)
+    tables = _json_tables(data, kind=None, read=read)
+    return _import(tables, read, dry_run=dry_run)
 
 
 def import_file(
-    path: Path | str, *, kind: str | None = None, dry_run: bool = False
+    path: Path | str,
+    *,
+    kind: str | None = None,
+    dry_run: bool = False,
+    mapping: RosterMapping | Path | str | None = None,
 ) -> ImportResult:
-    """Import a .json or .csv export; ``kind`` names a CSV's (or a JSON list's) rows."""
+    """Import a .json or .csv export; ``kind`` names a CSV's (or a JSON list's) rows.
+
+    ``mapping`` (a RosterMapping or a mapping file's path) says which source
+    column feeds which roster column; see docs/roster-format.md.
+    """
     if kind is not None and kind not in KINDS:
         raise ValueError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
     path = Path(path)
@@ -105,30 +160,56 @@ def import_file(
     suffix = path.suffix.lower()
     if suffix not in (".json", ".csv"):
         _fail(source, f"cannot read {suffix or 'extension-less'} files: save it as CSV or JSON")
+    read = _Read(source, read_mapping(mapping))
     text = _read_text(path)
     if suffix == ".json":
-        tables, errors = _json_tables(_decode_json(text), kind=kind, source=source)
+        tables = _json_tables(_decode_json(text), kind=kind, read=read)
     else:
-        tables, errors = _csv_tables(text, kind=kind)
-    return _import(tables, errors, dry_run=dry_run, source=source)
+        tables = _csv_tables(text, kind=kind, read=read)
+    return _import(tables, read, dry_run=dry_run)
 
 
-def _import(
-    tables: list["_Table"], errors: list[RowError], *, dry_run: bool, source: str
-) -> ImportResult:
-    run = _Run(tables, errors)
+def read_mapping(mapping: RosterMapping | Path | str | None) -> RosterMapping | None:
+    """A mapping as given, or read from its file; a bad file is an ImportFailed."""
+    if mapping is None or isinstance(mapping, RosterMapping):
+        return mapping
+    try:
+        return load_mapping(mapping, {kind: _accepted_names(kind) for kind in KINDS})
+    except MappingError as exc:
+        _fail(exc.where, str(exc))
+
+
+def _import(tables: list["_Table"], read: "_Read", *, dry_run: bool) -> ImportResult:
+    tables = _seat_riders(tables, read)
+    run = _Run(tables, read.errors)
     run.plan()
+    kinds = [table.kind for table in tables]
     if run.errors:
-        raise ImportFailed(run.errors)
+        preview = None
+        if dry_run:
+            preview = ImportResult(
+                run.counts(),
+                kinds,
+                dry_run=True,
+                source=read.source,
+                refused=run.refused,
+                differences=run.differences(),
+                warnings=read.warnings,
+            )
+        raise ImportFailed(run.errors, preview=preview)
     with transaction.atomic():
         run.write()
+        warnings = read.warnings + run.warnings()
         if dry_run:
             transaction.set_rollback(True)
     return ImportResult(
         counts=run.counts(),
-        kinds=[table.kind for table in tables],
+        kinds=kinds,
         dry_run=dry_run,
-        source=source,
+        source=read.source,
+        refused=run.refused,
+        differences=run.differences(),
+        warnings=warnings,
     )
 
 
@@ -147,6 +228,17 @@ def _fail(where: str, message: str) -> NoReturn:
 class _Row:
     where: str
     cells: dict[str, object]  # only the given cells: blank means "not given"
+    # Mapped files: the source column or path each cell came from, for messages.
+    sources: dict[str, str] = field(default_factory=dict)
+    # A seat from a vanpool's rider list: only employee_id and the seat are given,
+    # so the employee must exist and nothing else of them changes.
+    partial: bool = False
+    riders: object = None  # vanpools: the rider list as given, if any
+
+    def column(self, name: str) -> str:
+        """How messages name a column: with its source when a mapping renamed it."""
+        source = self.sources.get(name)
+        return f"{name} (from {source})" if source and source.lower() != name else name
 
 
 @dataclass
@@ -184,32 +276,110 @@ def _is_blank(value: object) -> bool:
     return value is None or (isinstance(value, str) and not value.strip())
 
 
-def _json_tables(
-    data: object, *, kind: str | None, source: str
-) -> tuple[list[_Table], list[RowError]]:
-    errors: list[RowError] = []
-    if isinstance(data, list):
-        sections: dict[str, object] = {kind or _kind_from_rows(data, source): data}
-    elif isinstance(data, dict):
-        for key in data:
-            if key not in KINDS:
-                errors.append(RowError(source, str(key), "unknown section" + _suggest(key, KINDS)))
-        sections = {name: data[name] for name in KINDS if name in data}
-        if kind is not None and set(sections) - {kind}:
-            others = ", ".join(sorted(set(sections) - {kind}))
-            _fail(source, f"the file also holds {others}; leave out --kind to import all of it")
-    else:
-        _fail(source, "expected an object with shifts, vanpools and/or employees, or a list")
+@dataclass
+class _Read:
+    """What reading the file found besides rows: errors, and warnings about what it skipped."""
+
+    source: str
+    mapping: RosterMapping | None
+    errors: list[RowError] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def spec(self, kind: str) -> KindMapping:
+        found = self.mapping.for_kind(kind) if self.mapping else None
+        return found or KindMapping()
+
+    def error(self, where: str, column: str, message: str) -> None:
+        self.errors.append(RowError(where, column, message))
+
+    def unknown_columns(self, kind: str, unknown: dict[str, list[str]]) -> None:
+        """Columns the roster has no place for: one line for all rows, not one per row.
+
+        With a mapping they are ignored (HR exports carry level, manager, cost
+        centre…); without one they are errors, as a typo would lose data.
+        """
+        if not unknown:
+            return
+        if self.mapping is not None:
+            names = ", ".join(sorted(unknown, key=str.lower))
+            self.warnings.append(
+                f"{kind}: ignored {_plural(len(unknown), 'column')} the mapping does not use: "
+                f"{names}"
+            )
+            return
+        for column, places in unknown.items():
+            rows = f" (in {_plural(len(places), 'row')})" if len(places) > 1 else ""
+            hint = "" if _suggest(column, COLUMNS[kind]) else MAPPING_HINT
+            self.error(places[0], column, _unknown_column(column, kind) + rows + hint)
+
+
+MAPPING_HINT = "; a mapping file (--mapping) can map it to a roster column or ignore it"
+
+
+def _json_tables(data: object, *, kind: str | None, read: _Read) -> list[_Table]:
+    sections = _json_sections(data, kind, read)
     tables = []
-    for name, rows in sections.items():
+    for name, (path, rows) in sections.items():
         if not isinstance(rows, list):
-            errors.append(RowError(name, "", "expected a list of rows"))
+            read.error(path, "", f"expected a list of rows, found {_type_name(rows)}")
             continue
-        tables.append(_Table(name, _json_rows(name, rows, errors)))
-    return tables, errors
+        tables.append(_Table(name, _json_rows(name, path, rows, read)))
+    return tables
+
+
+def _json_sections(data: object, kind: str | None, read: _Read) -> dict[str, tuple[str, object]]:
+    """Each kind's rows: (where they are, the rows), from a mapping's paths or the sections."""
+    located: dict[str, tuple[str, object]] = {}
+    for name in KINDS:
+        path = read.spec(name).rows
+        if path is None:
+            continue
+        rows = lookup(data, path)
+        if rows is MISSING:
+            read.error(read.source, name, f"the mapping's rows = '{path}' is not in the file")
+        else:
+            located[name] = (path, rows)
+    if isinstance(data, list):
+        if not located:
+            detected = kind or _kind_from_rows(data, read)
+            located[detected] = (detected, data)
+    elif isinstance(data, dict):
+        used = {path.split(".")[0].strip().lower() for path, _ in located.values()}
+        for key, value in data.items():
+            name = str(key).strip().lower()
+            if name in KINDS and name not in located:
+                located[name] = (name, value)
+            elif name not in used and name not in KINDS:
+                _unknown_section(str(key), read)
+    else:
+        _fail(read.source, "expected an object with shifts, vanpools and/or employees, or a list")
+    if kind is not None and set(located) - {kind}:
+        others = ", ".join(sorted(set(located) - {kind}))
+        _fail(read.source, f"the file also holds {others}; leave out --kind to import all of it")
+    return {name: located[name] for name in KINDS if name in located}
+
+
+def _unknown_section(key: str, read: _Read) -> None:
+    if read.mapping is not None:
+        read.warnings.append(f"ignored '{key}': the mapping reads no rows from it")
+    else:
+        read.error(read.source, key, "unknown section" + _suggest(key, KINDS))
+
+
+def _type_name(value: object) -> str:
+    return {dict: "an object", str: "text", type(None): "null"}.get(type(value), "a value")
 
 
 LAT_KEYS, LNG_KEYS = ("lat", "latitude"), ("lng", "lon", "long", "longitude")
+# Names a row may use for a point object or a rider list, besides the roster's columns.
+POINTS: dict[str, tuple[str, ...]] = {
+    kind: tuple(lat.removesuffix("_lat") for lat, _ in pairs)
+    for kind, pairs in {
+        "shifts": (),
+        "vanpools": (("work_site_lat", "work_site_lng"), ("pickup_lat", "pickup_lng")),
+        "employees": (("home_lat", "home_lng"),),
+    }.items()
+}
 
 
 def _flat_coordinates(
@@ -240,7 +410,7 @@ def _flat_coordinates(
     return flat
 
 
-def _kind_from_rows(rows: list[object], source: str) -> str:
+def _kind_from_rows(rows: list[object], read: _Read) -> str:
     """What a bare JSON list holds, from its rows' keys, as a CSV's kind from its header.
 
     A list of vanpools or of shifts used to be read as employees (and every
@@ -248,54 +418,88 @@ def _kind_from_rows(rows: list[object], source: str) -> str:
     """
     keys = {str(key).strip().lower() for row in rows[:50] if isinstance(row, dict) for key in row}
     if not keys:
-        _fail(source, "expected a list of rows, each an object of column: value")
-    try:
-        return _kind_from_header(sorted(keys))
-    except ImportFailed:
+        _fail(read.source, "expected a list of rows, each an object of column: value")
+    kind = _kind_of_names(sorted(keys), read)
+    if kind is None:
         _fail(
-            source,
+            read.source,
             "no employee_id, vanpool_id or shift_id key in the rows: cannot tell whether they "
             "are employees, vanpools or shifts (give --kind)",
         )
+    return kind
 
 
-def _json_rows(kind: str, rows: list[object], errors: list[RowError]) -> list[_Row]:
+def _kind_of_names(names: list[str], read: _Read) -> str | None:
+    """The kind whose ID column (or the mapping's source for it) is among the names."""
+    mapped = [kind for kind in KINDS if read.mapping and read.mapping.for_kind(kind)]
+    if len(mapped) == 1:
+        return mapped[0]
+    for kind in ("employees", "vanpools", "shifts"):
+        recipe = read.spec(kind).columns.get(ID_COLUMNS[kind])
+        sources = [path.split(".")[0].lower() for path in recipe.paths()] if recipe else []
+        if ID_COLUMNS[kind] in names or any(source in names for source in sources):
+            return kind
+    return None
+
+
+def _json_rows(kind: str, path: str, rows: list[object], read: _Read) -> list[_Row]:
+    spec = read.spec(kind)
+    names = _accepted_names(kind)
+    used = used_keys(spec, names)
+    unknown: dict[str, list[str]] = {}
     parsed = []
     for index, row in enumerate(rows):
-        where = f"{kind}[{index}]"
+        where = f"{path}[{index}]"
         if not isinstance(row, dict):
-            errors.append(RowError(where, "", "expected an object of column: value"))
+            read.error(where, "", "expected an object of column: value")
             continue
-        row = _flat_coordinates(kind, row, where, errors)
-        for column in row:
-            if column not in COLUMNS[kind]:
-                errors.append(RowError(where, str(column), _unknown_column(column, kind)))
-        cells = {k: v for k, v in row.items() if k in COLUMNS[kind] and not _is_blank(v)}
-        parsed.append(_Row(where, cells))
+        for key in row:
+            if str(key).strip().lower() not in used:
+                unknown.setdefault(str(key), []).append(where)
+        parsed.append(_mapped_row(kind, spec, row, where, read))
+    read.unknown_columns(kind, unknown)
     return parsed
 
 
-def _csv_tables(text: str, *, kind: str | None) -> tuple[list[_Table], list[RowError]]:
+def _accepted_names(kind: str) -> list[str]:
+    extra = [RIDERS] if kind == "vanpools" else []
+    return [*COLUMNS[kind], *POINTS[kind], *extra]
+
+
+def _mapped_row(kind: str, spec: KindMapping, row: dict, where: str, read: _Read) -> _Row:
+    mapped = map_row(spec, kind, row, _accepted_names(kind))
+    parsed = _Row(where, {}, sources=mapped.sources)
+    for column, message in mapped.problems:
+        read.error(where, parsed.column(column), message)
+    cells = _flat_coordinates(kind, mapped.cells, where, read.errors)
+    parsed.riders = cells.pop(RIDERS, None)
+    parsed.cells = {k: v for k, v in cells.items() if k in COLUMNS[kind] and not _is_blank(v)}
+    return parsed
+
+
+def _csv_tables(text: str, *, kind: str | None, read: _Read) -> list[_Table]:
     records = _csv_records(text)
-    names = [name.strip().lower() for name in records[0][1]]
-    kind = kind or _kind_from_header(names)
-    if not any(name in COLUMNS[kind] for name in names):
+    header = [name.strip() for name in records[0][1]]
+    names = [name.lower() for name in header]
+    if kind is None:
+        kind = _kind_of_names(names, read)
+    if kind is None:
+        _kind_from_header(names)  # fails with the reason
+        raise AssertionError("unreachable")
+    spec = read.spec(kind)
+    if read.mapping is None and not any(name in COLUMNS[kind] for name in names):
         _fail("line 1", "the first line must be the header row naming the columns")
-    errors = _check_header(names, kind, records[1:])
-    table = _Table(kind, [], missing_columns=_missing_columns(names, kind))
+    table = _Table(kind, [], missing_columns=_missing_columns(names, kind, spec))
+    _check_header(header, kind, records[1:], read, table.missing_columns)
     for line, cells in records[1:]:
         if all(not cell.strip() for cell in cells):
             continue  # spreadsheets leave empty rows at the end
         if any(cell.strip() for cell in cells[len(names) :]):
             message = f"{len(cells)} cells, but the header has {len(names)} columns"
-            errors.append(RowError(f"line {line}", "", message))
-        given: dict[str, object] = {
-            name: cell
-            for name, cell in zip(names, cells, strict=False)
-            if name in COLUMNS[kind] and cell.strip()
-        }
-        table.rows.append(_Row(f"line {line}", given))
-    return [table], errors
+            read.error(f"line {line}", "", message)
+        given = {name: cell for name, cell in zip(names, cells, strict=False) if cell.strip()}
+        table.rows.append(_mapped_row(kind, spec, given, f"line {line}", read))
+    return [table]
 
 
 def _csv_records(text: str) -> list[tuple[int, list[str]]]:
@@ -312,44 +516,57 @@ def _csv_records(text: str) -> list[tuple[int, list[str]]]:
     return records
 
 
-def _kind_from_header(names: list[str]) -> str:
-    for id_column, kind in (
-        ("employee_id", "employees"),
-        ("vanpool_id", "vanpools"),
-        ("shift_id", "shifts"),
-    ):
-        if id_column in names:
-            return kind
+def _kind_from_header(names: list[str]) -> NoReturn:
+    """Fail with the reason no kind could be told from a header."""
     if not any(name in COLUMNS[kind] for name in names for kind in KINDS):
         _fail("line 1", "the first line must be the header row naming the columns")
     _fail("line 1", "no employee_id, vanpool_id or shift_id column: cannot tell what the rows are")
 
 
 def _check_header(
-    names: list[str], kind: str, records: list[tuple[int, list[str]]]
-) -> list[RowError]:
-    errors = []
+    header: list[str],
+    kind: str,
+    records: list[tuple[int, list[str]]],
+    read: _Read,
+    missing: set[str],
+) -> None:
+    names = [name.lower() for name in header]
+    spec = read.spec(kind)
+    used = used_keys(spec, _accepted_names(kind))
+    unknown: dict[str, list[str]] = {}
     for index, name in enumerate(names):
         if not name:
             # Spreadsheets export trailing unnamed columns; only a filled one is a problem.
             if any(index < len(cells) and cells[index].strip() for _, cells in records):
-                errors.append(RowError("line 1", f"column {index + 1}", "has values but no name"))
+                read.error("line 1", f"column {index + 1}", "has values but no name")
         elif names.index(name) != index:
-            errors.append(RowError("line 1", name, "the column appears twice"))
-        elif name not in COLUMNS[kind]:
-            errors.append(RowError("line 1", name, _unknown_column(name, kind)))
-    for column in sorted(_missing_columns(names, kind)):
+            read.error("line 1", name, "the column appears twice")
+        elif name not in used:
+            # Unmapped, the name is ours (lower case); mapped, it is the export's, as written.
+            unknown[name if read.mapping is None else header[index]] = ["line 1"]
+    read.unknown_columns(kind, unknown)
+    for column, recipe in spec.columns.items():
+        for path in recipe.paths():
+            if path.split(".")[0].strip().lower() not in names:
+                read.error(
+                    "line 1",
+                    path,
+                    f"the mapping reads this column for {column}, but the file has no such column",
+                )
+    for column in sorted(missing):
         if column == "schedule" and column not in REQUIRED[kind]:
             message = "the file needs a schedule, rotation or schedule_text column"
         else:
             message = "required column is missing"
-        errors.append(RowError("line 1", column, message))
-    return errors
+        if read.mapping is not None:
+            message += f" (map it in the mapping's [{kind}.columns])"
+        read.error("line 1", column, message)
 
 
-def _missing_columns(names: list[str], kind: str) -> set[str]:
-    missing = {column for column in REQUIRED[kind] if column not in names}
-    if kind == "shifts" and not any(column in names for column in SHIFT_SCHEDULE_COLUMNS):
+def _missing_columns(names: list[str], kind: str, spec: KindMapping) -> set[str]:
+    given = set(names) | set(spec.columns)
+    missing = {column for column in REQUIRED[kind] if column not in given}
+    if kind == "shifts" and not any(column in given for column in SHIFT_SCHEDULE_COLUMNS):
         missing.add("schedule")
     return missing
 
@@ -623,6 +840,8 @@ class _Plan:
     instance: models.Model
     created: bool
     changed: set[str]
+    where: str = ""  # the row it came from
+    before: dict[str, object] = field(default_factory=dict)  # changed fields' stored values
     shift: Shift | None = None  # employees: set once the shift itself is saved
     seat: _SeatChange | None = None
     leaves_to_delete: list[Leave] = field(default_factory=list)
@@ -651,6 +870,7 @@ class _Run:
         self.coordinators: dict[str, list[User]] = {}
         self.leaves: dict[int, list[Leave]] = {}  # by employee pk
         self.seats: dict[int, Rider] = {}  # active seat by employee pk
+        self.refused: dict[str, int] = dict.fromkeys(KINDS, 0)
         self.today = timezone.localdate()
 
     # Prefetch: a handful of queries whatever the file's size.
@@ -694,7 +914,7 @@ class _Run:
     # Checks shared by all kinds.
 
     def _error(self, row: _Row, column: str, message: str) -> None:
-        self.errors.append(RowError(row.where, column, message))
+        self.errors.append(RowError(row.where, row.column(column) if column else "", message))
 
     def _parse(self, row: _Row, kind: str) -> dict[str, Any]:
         values = {}
@@ -705,7 +925,7 @@ class _Run:
                 except _CellError as exc:
                     self._error(row, column, str(exc))
         missing_reported = self.tables[kind].missing_columns
-        for column in REQUIRED[kind]:
+        for column in REQUIRED[kind] if not row.partial else ():
             if column not in row.cells and column not in missing_reported:
                 self._error(row, column, "a value is required")
         if kind == "employees" and "home_zip" in values:
@@ -727,16 +947,17 @@ class _Run:
         self.seen[kind][key] = row
         return key
 
-    def _apply(self, instance: models.Model, kind: str, values: dict[str, Any]) -> set[str]:
-        """Set the row's own fields on the instance; return those that differ from stored."""
-        changed = set()
+    def _apply(self, row: _Row, instance: models.Model, kind: str, values: dict[str, Any]) -> _Plan:
+        """Set the row's own fields on the instance; plan the write of those that differ."""
+        before = {}
         for name, value in values.items():
             if name in RELATED_COLUMNS[kind]:
                 continue
-            if _canonical(name, getattr(instance, name)) != value:
+            stored = getattr(instance, name)
+            if _canonical(name, stored) != value:
                 setattr(instance, name, value)
-                changed.add(name)
-        return changed
+                before[name] = stored
+        return _Plan(instance, instance.pk is None, set(before), where=row.where, before=before)
 
     def _validate(self, row: _Row, instance: models.Model, kind: str, first_error: int) -> None:
         """The model's own rules (ID formats, lengths, ranges, emails, schedules)."""
@@ -770,6 +991,15 @@ class _Run:
                 plan = plan_row(row, first_error)
                 if plan is not None:
                     self.plans[kind].append(plan)
+        self._set_refused_aside()
+
+    def _set_refused_aside(self) -> None:
+        """Rows with an error are refused: a preview counts them apart from the rest."""
+        bad = {error.where for error in self.errors}
+        for kind in KINDS:
+            table = self.tables.get(kind)
+            self.refused[kind] = sum(row.where in bad for row in table.rows) if table else 0
+            self.plans[kind] = [plan for plan in self.plans[kind] if plan.where not in bad]
 
     def _plan_shift(self, row: _Row, first_error: int) -> _Plan | None:
         values = self._parse(row, "shifts")
@@ -781,7 +1011,7 @@ class _Run:
             return None
         shift = self.shifts.get(key) or Shift(shift_id=key)
         self.shifts[key] = shift
-        plan = _Plan(shift, shift.pk is None, self._apply(shift, "shifts", values))
+        plan = self._apply(row, shift, "shifts", values)
         self._validate(row, shift, "shifts", first_error)
         return plan
 
@@ -792,10 +1022,13 @@ class _Run:
             return None
         vanpool = self.vanpools.get(key) or Vanpool(vanpool_id=key)
         self.vanpools[key] = vanpool
-        plan = _Plan(vanpool, vanpool.pk is None, self._apply(vanpool, "vanpools", values))
+        plan = self._apply(row, vanpool, "vanpools", values)
         if "coordinator_email" in values:
             coordinator = self._coordinator(row, values["coordinator_email"])
             if coordinator is not None and vanpool.coordinator_id != coordinator.pk:
+                plan.before["coordinator"] = (
+                    vanpool.coordinator.email if vanpool.coordinator else ""
+                )
                 vanpool.coordinator = coordinator
                 plan.changed.add("coordinator")
         self._validate(row, vanpool, "vanpools", first_error)
@@ -818,8 +1051,12 @@ class _Run:
         key = self._claim(row, "employees", values)
         if key is None:
             return None
+        if row.partial and key not in self.employees:
+            message = f"no employee '{key}' in this file or already stored"
+            self._error(row, "employee_id", message)
+            return None
         employee = self.employees.get(key) or Employee(employee_id=key)
-        plan = _Plan(employee, employee.pk is None, self._apply(employee, "employees", values))
+        plan = self._apply(row, employee, "employees", values)
         if "shift_id" in values:
             plan.shift = self._shift_change(row, employee, values["shift_id"])
             if plan.shift is not None:
@@ -932,6 +1169,196 @@ class _Run:
             for plan in plans:
                 counts[kind][plan.outcome] += 1
         return counts
+
+    # What a preview shows.
+
+    def differences(self) -> dict[str, list[str]]:
+        """Per kind, one line per row that would be created or changed, in file order."""
+        return {
+            kind: [_difference(plan) for plan in plans if plan.outcome != "unchanged"]
+            for kind, plans in self.plans.items()
+        }
+
+    def warnings(self) -> list[str]:
+        """Seats the audit will skip and rows that look incomplete: legal, but worth a look.
+
+        Worked out from the plan (the file over what is stored), so a dry run
+        warns as the import would; one query counts the stored vanpools' riders.
+        """
+        off_service, no_seat = [], []
+        for plan in self.plans["employees"]:
+            employee = cast(Employee, plan.instance)
+            vanpool = self._seat_after(plan)
+            if vanpool is None:
+                if employee.status == Employee.Status.ACTIVE:
+                    no_seat.append(employee.employee_id)
+            elif vanpool.status != Vanpool.Status.ACTIVE:
+                off_service.append(
+                    f"{employee.employee_id} on {vanpool.vanpool_id} ({vanpool.status})"
+                )
+        warnings = []
+        if off_service:
+            warnings.append(
+                f"{_plural(len(off_service), 'rider')} seated on a vanpool that is not active "
+                f"(the audit skips them): {_first(off_service)}"
+            )
+        if no_seat:
+            warnings.append(
+                f"{_plural(len(no_seat), 'active employee')} with no seat: {_first(no_seat)}"
+            )
+        empty = self._vanpools_without_riders()
+        if empty:
+            warnings.append(
+                f"{_plural(len(empty), 'active vanpool')} with no riders: {_first(empty)}"
+            )
+        return warnings
+
+    def _seat_after(self, plan: _Plan) -> Vanpool | None:
+        seat = plan.seat
+        if seat is not None and seat.vanpool_key is not None:
+            return self.vanpools[seat.vanpool_key]
+        current = self.seats.get(plan.instance.pk) if plan.instance.pk else None
+        return current.vanpool if current is not None else None
+
+    def _vanpools_without_riders(self) -> list[str]:
+        vanpools = [cast(Vanpool, plan.instance) for plan in self.plans["vanpools"]]
+        stored = [vanpool.pk for vanpool in vanpools if vanpool.pk]
+        riders = dict(
+            Rider.objects.filter(vanpool_id__in=stored, status=Rider.Status.ACTIVE)
+            .values_list("vanpool_id")
+            .annotate(count=models.Count("pk"))
+            .values_list("vanpool_id", "count")
+        )
+        by_key = {vanpool.vanpool_id: riders.get(vanpool.pk, 0) for vanpool in vanpools}
+        for plan in self.plans["employees"]:
+            seat = plan.seat
+            if seat is not None and seat.vanpool_key in by_key:
+                by_key[seat.vanpool_key] += 1
+            if seat is not None and seat.leave is not None:
+                left = seat.leave.vanpool.vanpool_id
+                if left in by_key:
+                    by_key[left] -= 1
+        return [
+            vanpool.vanpool_id
+            for vanpool in vanpools
+            if vanpool.status == Vanpool.Status.ACTIVE and by_key[vanpool.vanpool_id] <= 0
+        ]
+
+
+def _first(items: list[str], shown: int = DIFFERENCES_SHOWN) -> str:
+    more = f", … and {len(items) - shown} more" if len(items) > shown else ""
+    return ", ".join(items[:shown]) + more
+
+
+def _difference(plan: _Plan) -> str:
+    """``EMP-1003: home_zip 94538 → 94536; seat VP-101 → VP-102`` (or ``…: new``)."""
+    instance = plan.instance
+    key = str(getattr(instance, _ID_FIELDS[type(instance)]))
+    if plan.created:
+        parts = ["new"]
+    else:
+        parts = [
+            f"{name} {_value_text(plan.before[name])} → {_value_text(_current(instance, name))}"
+            if name in plan.before
+            else f"{name} → {_value_text(_current(instance, name))}"
+            for name in sorted(plan.changed)
+        ]
+    seat = plan.seat
+    if seat is not None and seat.vanpool_key is not None:
+        left = f"{seat.leave.vanpool.vanpool_id} → " if seat.leave is not None else ""
+        parts.append(f"seat {left}{seat.vanpool_key}")
+    elif seat is not None and seat.retime is not None:
+        parts.append(f"seat joined {seat.retime.joined} → {seat.joined}")
+    for kind, label in ((Leave.Kind.PTO, "pto"), (Leave.Kind.LEAVE, "leave")):
+        added = sum(leave.kind == kind for leave in plan.leaves_to_create)
+        dropped = sum(leave.kind == kind for leave in plan.leaves_to_delete)
+        if added or dropped:
+            parts.append(f"{label} +{added} −{dropped}")
+    return f"{key}: " + "; ".join(parts)
+
+
+_ID_FIELDS: dict[type, str] = {
+    Shift: "shift_id",
+    Vanpool: "vanpool_id",
+    Employee: "employee_id",
+}
+
+
+def _current(instance: models.Model, name: str) -> object:
+    if name == "shift":
+        shift = cast(Employee, instance).shift
+        return shift.shift_id if shift else ""
+    if name == "coordinator":
+        coordinator = cast(Vanpool, instance).coordinator
+        return coordinator.email if coordinator else ""
+    return getattr(instance, name)
+
+
+def _value_text(value: object) -> str:
+    """A stored value as a person reads it: schedules compact, long text cut."""
+    if value is None or value == "":
+        return "(blank)"
+    if isinstance(value, list):
+        try:
+            return format_compact_weekly(parse_weekly(value))
+        except ScheduleError:
+            pass
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
+# A vanpool's rider list -------------------------------------------------------------------
+
+
+def _seat_riders(tables: list[_Table], read: _Read) -> list[_Table]:
+    """A vanpool's ``riders`` become its riders' ``vanpool_id``, as an employee row gives it.
+
+    An employee row in the file takes the seat (an other seat given there is an
+    error); an employee only on the list gets a seat-only row, which needs the
+    employee stored already.
+    """
+    by_kind = {table.kind: table for table in tables}
+    vanpools = by_kind.get("vanpools")
+    if vanpools is None or all(row.riders is None for row in vanpools.rows):
+        return tables
+    employees = by_kind.get("employees") or _Table("employees", [])
+    rows = {_cell_text(row, "employee_id"): row for row in employees.rows}
+    recipe = read.spec("vanpools").columns.get(RIDERS)
+    for vanpool in vanpools.rows:
+        vanpool_id = _cell_text(vanpool, "vanpool_id")
+        if vanpool.riders is None or not vanpool_id:
+            continue
+        seats, problems = seats_from_riders(vanpool.riders, recipe)
+        for place, message in problems:
+            read.error(vanpool.where, place, message)
+        for seat in seats:
+            where = f"{vanpool.where}.{seat.where}"
+            row = rows.get(seat.employee_id)
+            if row is None:
+                row = _Row(where, {"employee_id": seat.employee_id}, partial=True)
+                rows[seat.employee_id] = row
+                employees.rows.append(row)
+            given = _cell_text(row, "vanpool_id")
+            if given and given != vanpool_id:
+                by = row.sources.get("vanpool_id") or row.where
+                message = f"{seat.employee_id} is seated on {given} by {by}"
+                read.error(vanpool.where, seat.where, message)
+                continue
+            row.cells["vanpool_id"] = vanpool_id
+            row.sources["vanpool_id"] = where
+            if seat.joined is not None and "joined" not in row.cells:
+                row.cells["joined"] = seat.joined
+                row.sources["joined"] = where
+    if "employees" not in by_kind and employees.rows:
+        tables = [*tables, employees]
+    return tables
+
+
+def _cell_text(row: _Row, column: str) -> str:
+    value = row.cells.get(column)
+    return (
+        str(value).strip() if isinstance(value, str | int) and not isinstance(value, bool) else ""
+    )
 
 
 def _with_value(message: str, raw: object) -> str:

@@ -790,6 +790,7 @@ def test_it_prints_a_summary_table(tmp_path):
     assert out.splitlines() == [
         "            created  updated  unchanged",
         "employees         1        0          0",
+        "warning: 1 active employee with no seat: EMP-1001",
     ]
     assert err == ""
 
@@ -797,7 +798,9 @@ def test_it_prints_a_summary_table(tmp_path):
 def test_it_says_a_dry_run_saved_nothing(tmp_path):
     out, _ = run_command(str(write_csv(tmp_path, [SHIFT])), "--kind", "shifts", "--dry-run")
     assert out.splitlines()[1:] == [
-        "shifts            1        0          0",
+        "shifts            1        0          0        0",
+        "shifts, first changes:",
+        "  SH-DAY: new",
         "dry run: nothing was saved",
     ]
     assert not Shift.objects.exists()
