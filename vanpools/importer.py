@@ -345,12 +345,14 @@ def _json_sections(data: object, kind: str | None, read: _Read) -> dict[str, tup
             located[detected] = (detected, data)
     elif isinstance(data, dict):
         used = {path.split(".")[0].strip().lower() for path, _ in located.values()}
+        ignored: list[str] = []
         for key, value in data.items():
             name = str(key).strip().lower()
             if name in KINDS and name not in located:
                 located[name] = (name, value)
             elif name not in used and name not in KINDS:
-                _unknown_section(str(key), read)
+                ignored.append(str(key))
+        _unknown_sections(ignored, read)
     else:
         _fail(read.source, "expected an object with shifts, vanpools and/or employees, or a list")
     if kind is not None and set(located) - {kind}:
@@ -359,11 +361,15 @@ def _json_sections(data: object, kind: str | None, read: _Read) -> dict[str, tup
     return {name: located[name] for name in KINDS if name in located}
 
 
-def _unknown_section(key: str, read: _Read) -> None:
-    if read.mapping is not None:
-        read.warnings.append(f"ignored '{key}': the mapping reads no rows from it")
-    else:
-        read.error(read.source, key, "unknown section" + _suggest(key, KINDS))
+def _unknown_sections(keys: list[str], read: _Read) -> None:
+    if keys and read.mapping is not None:
+        read.warnings.append(
+            f"ignored {_plural(len(keys), 'top-level key')} the mapping reads no rows from: "
+            + ", ".join(keys)
+        )
+    elif read.mapping is None:
+        for key in keys:
+            read.error(read.source, key, "unknown section" + _suggest(key, KINDS))
 
 
 def _type_name(value: object) -> str:

@@ -356,12 +356,13 @@ def _schedule(recipe: Recipe, row: dict) -> list[dict[str, str]] | None:
             hours = lookup(row, recipe.hours)
         else:
             assert recipe.start is not None and recipe.end is not None
-            hours = f"{_part(lookup(row, recipe.start))}-{_part(lookup(row, recipe.end))}"
+            start, end = _part(lookup(row, recipe.start)), _part(lookup(row, recipe.end))
+            hours = f"{start}-{end}" if start and end else (start or end or None)
         if is_blank(days) and is_blank(hours):
             return None
         if is_blank(days):
             raise RecipeError(f"hours {_shown(hours)} but no days in {recipe.days}")
-        if is_blank(hours) or hours == "-":
+        if is_blank(hours):
             raise RecipeError(f"days {_shown(days)} but no hours")
         text = f"{_day_list(days)} {hours}"
     try:
