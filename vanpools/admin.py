@@ -8,7 +8,8 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.db.models import Count, ForeignKey, Prefetch, Q, QuerySet
 from django.forms import ModelChoiceField
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
+from django.urls import URLPattern, path
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
@@ -23,6 +24,7 @@ from poolpatrol.admin_display import (
     change_url,
     short,
 )
+from vanpools.admin_import import import_view
 from vanpools.models import Employee, Leave, Rider, Shift, Vanpool
 
 if TYPE_CHECKING:
@@ -42,10 +44,13 @@ if TYPE_CHECKING:
 
 
 ACTIVE = Rider.Status.ACTIVE
+# The roster's lists carry an "Import roster…" button (admin_import.py).
+ROSTER_CHANGE_LIST = "admin/vanpools/roster_change_list.html"
 
 
 @admin.register(Shift)
 class ShiftAdmin(AuditAdmin):
+    change_list_template = ROSTER_CHANGE_LIST
     # Explicit: the count annotation's GROUP BY drops the model's default order.
     ordering = ["shift_id"]
     list_display = ["shift_id", "name", "summary", "overnight", "employee_count"]
@@ -94,6 +99,7 @@ class CaseInline(ReadOnlyTabularInline):
 
 @admin.register(Vanpool)
 class VanpoolAdmin(AuditAdmin):
+    change_list_template = ROSTER_CHANGE_LIST
     # Explicit: the count annotation's GROUP BY drops the model's default order.
     ordering = ["vanpool_id"]
     list_display = [
@@ -218,6 +224,7 @@ def _without(fields: Any, hidden: frozenset[str]) -> list[Any]:
 
 @admin.register(Employee)
 class EmployeeAdmin(AuditAdmin):
+    change_list_template = ROSTER_CHANGE_LIST
     list_display = [
         "employee_id",
         "full_name",
@@ -289,6 +296,13 @@ class EmployeeAdmin(AuditAdmin):
             .get_queryset(request)
             .prefetch_related(Prefetch("memberships", queryset=active_seats, to_attr="seats_now"))
         )
+
+    def get_urls(self) -> list[URLPattern]:
+        def roster_import(request: HttpRequest) -> HttpResponse:
+            return import_view(self, request)
+
+        view = self.admin_site.admin_view(roster_import)
+        return [path("import/", view, name="vanpools_roster_import"), *super().get_urls()]
 
     @admin.display(description="name", ordering="last_name")
     def full_name(self, employee: Employee) -> str:

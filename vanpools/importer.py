@@ -490,11 +490,10 @@ def _csv_tables(text: str, *, kind: str | None, read: _Read) -> list[_Table]:
     if kind is None:
         kind = _kind_of_names(names, read)
     if kind is None:
-        _kind_from_header(names)  # fails with the reason
-        raise AssertionError("unreachable")
+        _kind_from_header(header)  # fails with the reason
     spec = read.spec(kind)
     if read.mapping is None and not any(name in COLUMNS[kind] for name in names):
-        _fail("line 1", "the first line must be the header row naming the columns")
+        _kind_from_header(header)  # fails with the reason
     table = _Table(kind, [], missing_columns=_missing_columns(names, kind, spec))
     _check_header(header, kind, records[1:], read, table.missing_columns)
     for line, cells in records[1:]:
@@ -522,10 +521,19 @@ def _csv_records(text: str) -> list[tuple[int, list[str]]]:
     return records
 
 
-def _kind_from_header(names: list[str]) -> NoReturn:
+def _kind_from_header(header: list[str]) -> NoReturn:
     """Fail with the reason no kind could be told from a header."""
+    names = [name.lower() for name in header]
     if not any(name in COLUMNS[kind] for name in names for kind in KINDS):
-        _fail("line 1", "the first line must be the header row naming the columns")
+        message = "the first line must be the header row naming the columns"
+        shown = ", ".join(name for name in header[:5] if name)
+        if shown:
+            more = ", …" if len(header) > 5 else ""
+            message += (
+                f"; none of {shown}{more} is a roster column: another system's export needs "
+                "a mapping file (--mapping) naming which of its columns feeds which"
+            )
+        _fail("line 1", message)
     _fail("line 1", "no employee_id, vanpool_id or shift_id column: cannot tell what the rows are")
 
 

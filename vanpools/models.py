@@ -303,3 +303,25 @@ class Rider(models.Model):
 
     def __str__(self) -> str:
         return f"{self.employee.employee_id} in {self.vanpool.vanpool_id} ({self.status})"
+
+
+class RosterUpload(models.Model):
+    """An export uploaded in the admin, kept between its preview and its confirmation.
+
+    In the database, not on disk: the confirming request may reach another
+    web host than the preview did.
+    """
+
+    token = models.CharField(max_length=64, unique=True)
+    roster_name = models.CharField(max_length=200)
+    roster = models.BinaryField()
+    mapping_name = models.CharField(max_length=200, blank=True)
+    mapping = models.BinaryField(null=True, blank=True)
+    kind = models.CharField(max_length=12, blank=True)
+    uploaded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.CASCADE, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    def __str__(self) -> str:
+        return f"{self.roster_name} ({self.created_at:%Y-%m-%d %H:%M})"
