@@ -194,7 +194,7 @@ def _import(tables: list["_Table"], read: "_Read", *, dry_run: bool) -> ImportRe
                 source=read.source,
                 refused=run.refused,
                 differences=run.differences(),
-                warnings=read.warnings,
+                warnings=read.warnings + run.warnings(),
             )
         raise ImportFailed(run.errors, preview=preview)
     with transaction.atomic():
