@@ -33,6 +33,7 @@ from vanpools.mapping import (
     KindMapping,
     MappingError,
     RosterMapping,
+    Seat,
     load_mapping,
     lookup,
     map_row,
@@ -1329,7 +1330,9 @@ def _seat_riders(tables: list[_Table], read: _Read) -> list[_Table]:
 
     An employee row in the file takes the seat (an other seat given there is an
     error); an employee only on the list gets a seat-only row, which needs the
-    employee stored already.
+    employee stored already. A list of whole employee records (a vanpool tool
+    that keeps its riders inside each vanpool) gives employee rows, read as
+    the employees' own rows are (through the mapping's [employees], if any).
     """
     by_kind = {table.kind: table for table in tables}
     vanpools = by_kind.get("vanpools")
@@ -1338,6 +1341,7 @@ def _seat_riders(tables: list[_Table], read: _Read) -> list[_Table]:
     employees = by_kind.get("employees") or _Table("employees", [])
     rows = {_cell_text(row, "employee_id"): row for row in employees.rows}
     recipe = read.spec("vanpools").columns.get(RIDERS)
+    unknown: dict[str, list[str]] = {}
     for vanpool in vanpools.rows:
         vanpool_id = _cell_text(vanpool, "vanpool_id")
         if vanpool.riders is None or not vanpool_id:
@@ -1347,25 +1351,51 @@ def _seat_riders(tables: list[_Table], read: _Read) -> list[_Table]:
             read.error(vanpool.where, place, message)
         for seat in seats:
             where = f"{vanpool.where}.{seat.where}"
+            if seat.record is not None:
+                record = _record_row(seat, where, read, unknown)
+                rows.setdefault(seat.employee_id, record)
+                employees.rows.append(record)  # a second row for one ID: planning says so
+                _seat(record, vanpool, vanpool_id, seat, read)
+                continue
             row = rows.get(seat.employee_id)
             if row is None:
                 row = _Row(where, {"employee_id": seat.employee_id}, partial=True)
                 rows[seat.employee_id] = row
                 employees.rows.append(row)
-            given = _cell_text(row, "vanpool_id")
-            if given and given != vanpool_id:
-                by = row.sources.get("vanpool_id") or row.where
-                message = f"{seat.employee_id} is seated on {given} by {by}"
-                read.error(vanpool.where, seat.where, message)
-                continue
-            row.cells["vanpool_id"] = vanpool_id
-            row.sources["vanpool_id"] = where
-            if seat.joined is not None and "joined" not in row.cells:
-                row.cells["joined"] = seat.joined
-                row.sources["joined"] = where
+            _seat(row, vanpool, vanpool_id, seat, read)
+    read.unknown_columns("employees", unknown)
     if "employees" not in by_kind and employees.rows:
         tables = [*tables, employees]
     return tables
+
+
+def _record_row(seat: Seat, where: str, read: _Read, unknown: dict[str, list[str]]) -> _Row:
+    record = cast(dict, seat.record)
+    spec = read.spec("employees")
+    used = used_keys(spec, _accepted_names("employees")) | {"id", "joined"}
+    for key in record:
+        if str(key).strip().lower() not in used:
+            unknown.setdefault(str(key), []).append(where)
+    row = _mapped_row("employees", spec, record, where, read)
+    row.cells.setdefault("employee_id", seat.employee_id)
+    return row
+
+
+def _seat(row: _Row, vanpool: _Row, vanpool_id: str, seat: Seat, read: _Read) -> None:
+    """Give the row the vanpool's seat, unless it names another."""
+    where = f"{vanpool.where}.{seat.where}"
+    given = _cell_text(row, "vanpool_id")
+    if given and given != vanpool_id:
+        by = row.sources.get("vanpool_id") or row.where
+        read.error(vanpool.where, seat.where, f"{seat.employee_id} is seated on {given} by {by}")
+        return
+    row.cells["vanpool_id"] = vanpool_id
+    if row.where != where:
+        row.sources["vanpool_id"] = where
+    if seat.joined is not None and "joined" not in row.cells:
+        row.cells["joined"] = seat.joined
+        if row.where != where:
+            row.sources["joined"] = where
 
 
 def _cell_text(row: _Row, column: str) -> str:

@@ -396,6 +396,8 @@ class Seat:
     employee_id: str
     joined: object = None
     where: str = ""
+    # The rider's whole record when the list holds employees, not just references.
+    record: dict | None = None
 
 
 def seats_from_riders(
@@ -404,7 +406,8 @@ def seats_from_riders(
     """The employees a vanpool's rider list seats, and what in it could not be read.
 
     A list of employee IDs, or of objects holding one (``employee_id``, or
-    ``id``, or the key the mapping names) and optionally ``joined``.
+    ``id``, or the key the mapping names) and optionally ``joined``; an object
+    with more keys than those is the employee's whole record.
     """
     id_key = recipe.id if recipe and recipe.id else None
     joined_key = recipe.joined if recipe and recipe.joined else "joined"
@@ -427,8 +430,17 @@ def seats_from_riders(
             problems.append((where, f"found {_shown(item)[:60]}; expected {RIDERS_SHAPE}"))
             continue
         joined = lookup(item, joined_key) if isinstance(item, dict) else MISSING
-        seats.append(Seat(str(employee_id).strip(), None if is_blank(joined) else joined, where))
+        seat = Seat(str(employee_id).strip(), None if is_blank(joined) else joined, where)
+        if isinstance(item, dict) and _holds_more(item, {*keys, joined_key}):
+            seat.record = item
+        seats.append(seat)
     return seats, problems
+
+
+def _holds_more(item: dict, reference_keys: set[str]) -> bool:
+    """A rider object with more than an ID and a start date is the employee's record."""
+    wanted = {key.lower() for key in reference_keys}
+    return any(str(key).strip().lower() not in wanted for key in item)
 
 
 RIDERS_SHAPE = '["EMP-1003", …] or [{"employee_id": "EMP-1003", "joined": "2026-09-01"}, …]'
