@@ -13,6 +13,7 @@ It knows nothing of the database: every function here is pure.
 import datetime as dt
 import json
 import re
+import string
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -53,6 +54,7 @@ class Recipe(BaseModel):
     sep: str = ", "
     take: Literal["first_name", "last_name"] | None = None
     values: dict[str, str | int | bool] | None = None
+    format: str | None = None  # e.g. "VP-{}": IDs another system keeps as bare numbers
     date_format: str | None = None
     # A schedule from parts: day list and hours, or text with both.
     days: str | None = None
@@ -79,6 +81,8 @@ class Recipe(BaseModel):
                 "give exactly one of from = COLUMN, value = CONSTANT, "
                 "or a schedule's days/hours (or days/start/end, or text)"
             )
+        if self.format is not None:
+            _check_format(self.format)
         if schedule and not (
             self.text is not None
             or (self.days and self.hours and not (self.start or self.end))
@@ -282,6 +286,8 @@ def apply(recipe: Recipe, row: dict) -> object:
         value = _name_part(value, recipe.take)
     if recipe.values is not None:
         value = _translated(value, recipe.values)
+    if recipe.format is not None:
+        value = formatted(value, recipe.format)
     if recipe.date_format is not None:
         value = _dates(value, recipe.date_format)
     return value
@@ -308,6 +314,26 @@ def _name_part(value: object, part: str) -> str:
             "(expected 'First Last' or 'Last, First')"
         )
     return first if part == "first_name" else last
+
+
+def _check_format(template: str) -> None:
+    try:
+        fields = [name for _, name, _, _ in string.Formatter().parse(template) if name is not None]
+    except ValueError as exc:
+        raise ValueError(f"format '{template}': {exc}") from None
+    if fields != [""]:
+        raise ValueError(f"format '{template}' needs exactly one {{}} where the value goes")
+
+
+def formatted(value: object, template: str) -> str:
+    """``VP-{}`` or ``E{:05d}`` filled with the value (text of digits counts as a number)."""
+    text = str(value).strip()
+    try:
+        return template.format(value if not isinstance(value, str) else text)
+    except ValueError:
+        if text.isdigit():
+            return template.format(int(text))
+        raise RecipeError(f"'{text}' does not fit the format {template}") from None
 
 
 def _translated(value: object, table: dict[str, str | int | bool]) -> object:
@@ -418,7 +444,7 @@ def seats_from_riders(
     for index, item in enumerate(value):
         where = f"{RIDERS}[{index}]"
         if isinstance(item, str | int) and not isinstance(item, bool) and str(item).strip():
-            seats.append(Seat(str(item).strip(), None, where))
+            seats.append(Seat(_rider_id(item, recipe), None, where))
             continue
         employee_id: object = MISSING
         if isinstance(item, dict):
@@ -430,11 +456,20 @@ def seats_from_riders(
             problems.append((where, f"found {_shown(item)[:60]}; expected {RIDERS_SHAPE}"))
             continue
         joined = lookup(item, joined_key) if isinstance(item, dict) else MISSING
-        seat = Seat(str(employee_id).strip(), None if is_blank(joined) else joined, where)
+        seat = Seat(_rider_id(employee_id, recipe), None if is_blank(joined) else joined, where)
         if isinstance(item, dict) and _holds_more(item, {*keys, joined_key}):
             seat.record = item
         seats.append(seat)
     return seats, problems
+
+
+def _rider_id(value: object, recipe: Recipe | None) -> str:
+    if recipe is not None and recipe.format is not None:
+        try:
+            return formatted(value, recipe.format)
+        except RecipeError:
+            pass  # left as given: the employee lookup then names it
+    return str(value).strip()
 
 
 def _holds_more(item: dict, reference_keys: set[str]) -> bool:
