@@ -235,6 +235,8 @@ class _Row:
     # so the employee must exist and nothing else of them changes.
     partial: bool = False
     riders: object = None  # vanpools: the rider list as given, if any
+    # Columns a mapping could not make (its error is already listed): not "missing" too.
+    failed: set[str] = field(default_factory=set)
 
     def column(self, name: str) -> str:
         """How messages name a column: with its source when a mapping renamed it."""
@@ -478,6 +480,7 @@ def _mapped_row(kind: str, spec: KindMapping, row: dict, where: str, read: _Read
     parsed = _Row(where, {}, sources=mapped.sources)
     for column, message in mapped.problems:
         read.error(where, parsed.column(column), message)
+        parsed.failed.add(column)
     cells = _flat_coordinates(kind, mapped.cells, where, read.errors)
     parsed.riders = cells.pop(RIDERS, None)
     parsed.cells = {k: v for k, v in cells.items() if k in COLUMNS[kind] and not _is_blank(v)}
@@ -560,14 +563,20 @@ def _check_header(
             # Unmapped, the name is ours (lower case); mapped, it is the export's, as written.
             unknown[name if read.mapping is None else header[index]] = ["line 1"]
     read.unknown_columns(kind, unknown)
+    absent: set[str] = set()
     for column, recipe in spec.columns.items():
         for path in recipe.paths():
-            if path.split(".")[0].strip().lower() not in names:
+            # A CSV header may hold dots ("Emp. No."): the whole name first.
+            if (
+                path.strip().lower() not in names
+                and path.split(".")[0].strip().lower() not in names
+            ):
                 read.error(
                     "line 1",
                     path,
                     f"the mapping reads this column for {column}, but the file has no such column",
                 )
+                absent.add(column)
     for column in sorted(missing):
         if column == "schedule" and column not in REQUIRED[kind]:
             message = "the file needs a schedule, rotation or schedule_text column"
@@ -576,6 +585,7 @@ def _check_header(
         if read.mapping is not None:
             message += f" (map it in the mapping's [{kind}.columns])"
         read.error("line 1", column, message)
+    missing |= absent  # reported above, not again on every row
 
 
 def _missing_columns(names: list[str], kind: str, spec: KindMapping) -> set[str]:
@@ -941,7 +951,7 @@ class _Run:
                     self._error(row, column, str(exc))
         missing_reported = self.tables[kind].missing_columns
         for column in REQUIRED[kind] if not row.partial else ():
-            if column not in row.cells and column not in missing_reported:
+            if column not in row.cells and column not in {*row.failed, *missing_reported}:
                 self._error(row, column, "a value is required")
         if kind == "employees" and "home_zip" in values:
             values["home_zip_as_given"] = zip_as_given(_text(row.cells["home_zip"]))

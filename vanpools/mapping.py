@@ -438,7 +438,7 @@ def seats_from_riders(
     id_key = recipe.id if recipe and recipe.id else None
     joined_key = recipe.joined if recipe and recipe.joined else "joined"
     if not isinstance(value, list):
-        return [], [(RIDERS, f"found {_shown(value)[:60]}; expected {RIDERS_SHAPE}")]
+        return [], [(RIDERS, f"found {_shown(value)[:60]}; expected {_riders_shape(id_key)}")]
     seats: list[Seat] = []
     problems: list[tuple[str, str]] = []
     for index, item in enumerate(value):
@@ -452,8 +452,8 @@ def seats_from_riders(
             employee_id = next(
                 (found for key in keys if not is_blank(found := lookup(item, key))), MISSING
             )
-        if employee_id is MISSING or not isinstance(employee_id, str | int):
-            problems.append((where, f"found {_shown(item)[:60]}; expected {RIDERS_SHAPE}"))
+        if not isinstance(employee_id, str | int) or isinstance(employee_id, bool):
+            problems.append((where, f"found {_shown(item)[:60]}; expected {_riders_shape(id_key)}"))
             continue
         joined = lookup(item, joined_key) if isinstance(item, dict) else MISSING
         seat = Seat(_rider_id(employee_id, recipe), None if is_blank(joined) else joined, where)
@@ -473,9 +473,17 @@ def _rider_id(value: object, recipe: Recipe | None) -> str:
 
 
 def _holds_more(item: dict, reference_keys: set[str]) -> bool:
-    """A rider object with more than an ID and a start date is the employee's record."""
-    wanted = {key.lower() for key in reference_keys}
+    """A rider object with more than an ID and a start date is the employee's record.
+
+    Keys are compared at the top level: an ID at ``person.number`` is a reference.
+    """
+    wanted = {key.split(".")[0].strip().lower() for key in reference_keys}
     return any(str(key).strip().lower() not in wanted for key in item)
 
 
-RIDERS_SHAPE = '["EMP-1003", …] or [{"employee_id": "EMP-1003", "joined": "2026-09-01"}, …]'
+def _riders_shape(id_key: str | None) -> str:
+    key = id_key or "employee_id"
+    return f'["EMP-1003", …] or [{{"{key}": "EMP-1003", "joined": "2026-09-01"}}, …]'
+
+
+RIDERS_SHAPE = _riders_shape(None)
