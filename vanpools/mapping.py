@@ -242,7 +242,8 @@ def map_row(spec: KindMapping, kind: str, row: dict, columns: Iterable[str]) -> 
     for name, recipe in spec.columns.items():
         mapped.sources[name] = " + ".join(recipe.paths()) if recipe.value is None else ""
         try:
-            value = apply(recipe, row)
+            # A rider list's format applies to each rider's ID (seats_from_riders), not the list.
+            value = _joined(recipe, row) if name == RIDERS else apply(recipe, row)
         except RecipeError as exc:
             mapped.problems.append((name, str(exc)))
             continue

@@ -766,3 +766,95 @@ def test_a_first_import_reads_in_the_same_queries_whatever_its_size(tmp_path):
         inserts = [s for s in sql if s.startswith("INSERT")]
         assert len(inserts) == 3 + 10 * copies + 1  # shifts, routes + people, the seats at once
     assert len(reads[1]) == len(reads[3]) == 4
+
+
+# Rider lists of whole records, and IDs kept as numbers --------------------------------
+
+
+def test_a_rider_list_of_whole_records_creates_the_employees_seated_on_it():
+    result = import_data(
+        {
+            "vanpools": [
+                vanpool(
+                    "VP-1",
+                    riders=[employee("EMP-1", joined="2026-01-05"), employee("EMP-2")],
+                )
+            ]
+        }
+    )
+    assert counts(result) == {"vanpools": (1, 0, 0), "employees": (2, 0, 0)}
+    assert seats() == {"EMP-1": ("VP-1", dt.date(2026, 1, 5)), "EMP-2": ("VP-1", TODAY)}
+
+
+def test_a_bad_cell_in_a_nested_rider_record_names_the_vanpool_and_the_rider():
+    data = {
+        "vanpools": [
+            vanpool("VP-1", riders=[employee("EMP-1"), employee("EMP-2", home_zip="9453x")])
+        ]
+    }
+    errors = [str(error) for error in failure(lambda: import_data(data)).errors]
+    assert errors == [
+        "vanpools[0].riders[1], home_zip: '9453x' is not a US ZIP code "
+        "(5 digits, or ZIP+4 like 02139-4307)"
+    ]
+    assert Employee.objects.count() == 0
+
+
+def test_nested_rider_records_are_read_through_the_mappings_employees_table(tmp_path):
+    data = {
+        "vans": [
+            {
+                "id": 7,
+                "name": "North",
+                "site": "Fremont Campus",
+                "members": [
+                    {
+                        "emp_no": 10042,
+                        "name": "Reyes, Ana",
+                        "mail": "ana@example.com",
+                        "zip": "94538",
+                        "badge": "B-1",
+                    },
+                ],
+            }
+        ]
+    }
+    mapping = write_mapping(
+        tmp_path,
+        """
+[vanpools]
+rows = "vans"
+[vanpools.columns]
+vanpool_id = { from = "id", format = "VP-{:03d}" }
+work_site = "site"
+riders = { from = "members", id = "emp_no", format = "E{}" }
+
+[employees.columns]
+employee_id = { from = "emp_no", format = "E{}" }
+first_name = { from = "name", take = "first_name" }
+last_name = { from = "name", take = "last_name" }
+email = "mail"
+home_zip = "zip"
+work_site = { value = "Fremont Campus" }
+""",
+    )
+    result = import_file(write_json(tmp_path, data), mapping=mapping)
+    assert counts(result) == {"vanpools": (1, 0, 0), "employees": (1, 0, 0)}
+    assert seats() == {"E10042": ("VP-007", TODAY)}
+    assert result.warnings == ["employees: ignored 1 column the mapping does not use: badge"]
+
+
+def test_a_numeric_id_that_does_not_fit_its_format_is_named(tmp_path):
+    data = [{"id": "north", "name": "North", "site": "Fremont Campus"}]
+    mapping = write_mapping(
+        tmp_path,
+        """
+[vanpools.columns]
+vanpool_id = { from = "id", format = "VP-{:03d}" }
+work_site = "site"
+""",
+    )
+    errors = error_lines(write_json(tmp_path, data), mapping=mapping)
+    assert errors == [
+        "vanpools[0], vanpool_id (from id): 'north' does not fit the format VP-{:03d}"
+    ]
