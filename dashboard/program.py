@@ -20,6 +20,11 @@ Definitions (also on the page and in the README):
 - **Model calls and cost per audited vanpool**: AgentRun rows that name a
   model (rules runs have none) and their summed cost, ÷ the number of distinct
   vanpools that have been audited at least once.
+- **Weekly trend**: for each of the last TREND_WEEKS weeks (Monday to Sunday
+  in program time, this week last), the cases opened that week and the cases
+  closed that week, counted as the headline figures are (``closed_counts``):
+  its automation rate is the week's closed cases without a human decision ÷
+  the week's closed cases.
 - **Auditor hours saved**: vanpool audits (each audit run's root trace, the
   case manager, counts once: first audits and re-audits alike) ×
   MANUAL_AUDIT_MINUTES, minus HUMAN_DECISION_MINUTES for every human decision
@@ -32,8 +37,8 @@ from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Count, Exists, F, FloatField, Func, OuterRef, Q, Sum
-from django.db.models.functions import TruncDate
+from django.db.models import Count, DateField, Exists, F, FloatField, Func, OuterRef, Q, Sum
+from django.db.models.functions import TruncDate, TruncWeek
 from django.utils import timezone
 
 from agents.models import AgentRun
@@ -50,6 +55,7 @@ AGE_BUCKETS: tuple[tuple[str, int, int | None], ...] = (
     ("over 30 days", 31, None),
 )
 AUDIT_ROOT_AGENT = "case_manager"
+TREND_WEEKS = 12
 
 
 def ratio(part: int, whole: int) -> float | None:
@@ -149,16 +155,74 @@ class ClosedCases:
         return ratio(self.dismissed, self.closed)
 
 
-def closed_cases() -> ClosedCases:
+def closed_counts() -> dict[str, Count]:
+    """How closed cases are counted: the headline figures and each week's alike."""
     Outcome = Case.Outcome
-    totals = Case.objects.filter(status=Case.Status.CLOSED).aggregate(
-        closed=Count("pk"),
-        automated=Count("pk", filter=~_human_decision()),
-        resolved=Count("pk", filter=Q(outcome=Outcome.RESOLVED)),
-        cancelled=Count("pk", filter=Q(outcome=Outcome.CANCELLED)),
-        dismissed=Count("pk", filter=Q(outcome=Outcome.DISMISSED)),
-    )
+    return {
+        "closed": Count("pk"),
+        "automated": Count("pk", filter=~_human_decision()),
+        "resolved": Count("pk", filter=Q(outcome=Outcome.RESOLVED)),
+        "cancelled": Count("pk", filter=Q(outcome=Outcome.CANCELLED)),
+        "dismissed": Count("pk", filter=Q(outcome=Outcome.DISMISSED)),
+    }
+
+
+def closed_cases() -> ClosedCases:
+    totals = Case.objects.filter(status=Case.Status.CLOSED).aggregate(**closed_counts())
     return ClosedCases(**totals)
+
+
+@dataclass(frozen=True)
+class Week:
+    start: dt.date  # its Monday, in program time
+    opened: int
+    closed: ClosedCases  # the cases closed that week
+
+    @property
+    def automation_rate(self) -> float | None:
+        return self.closed.automation_rate
+
+
+NO_CLOSED = ClosedCases(closed=0, automated=0, resolved=0, cancelled=0, dismissed=0)
+
+
+def monday_of(day: dt.date) -> dt.date:
+    return day - dt.timedelta(days=day.weekday())
+
+
+def weekly_trend(weeks: int = TREND_WEEKS, today: dt.date | None = None) -> list[Week]:
+    """The last ``weeks`` weeks up to this one, oldest first; a week with nothing is zeros.
+
+    Two queries whatever the number of cases: openings grouped by the week of
+    created_at, closings by the week of closed_at, each week starting on
+    Monday at midnight in program time (TIME_ZONE).
+    """
+    this_monday = monday_of(today or timezone.localdate())
+    mondays = [this_monday - dt.timedelta(weeks=ago) for ago in range(weeks - 1, -1, -1)]
+    since, until = _midnight(mondays[0]), _midnight(this_monday + dt.timedelta(weeks=1))
+    opened = dict(
+        Case.objects.filter(created_at__gte=since, created_at__lt=until)
+        .annotate(week=TruncWeek("created_at", output_field=DateField()))
+        .order_by()
+        .values_list("week")
+        .annotate(n=Count("pk"))
+    )
+    counts = closed_counts()
+    rows = (
+        Case.objects.filter(status=Case.Status.CLOSED, closed_at__gte=since, closed_at__lt=until)
+        .annotate(week=TruncWeek("closed_at", output_field=DateField()))
+        .order_by()
+        .values_list("week")
+        .annotate(**counts)
+    )
+    closed = {
+        week: ClosedCases(**dict(zip(counts, numbers, strict=True))) for week, *numbers in rows
+    }
+    return [Week(day, opened.get(day, 0), closed.get(day, NO_CLOSED)) for day in mondays]
+
+
+def _midnight(day: dt.date) -> dt.datetime:
+    return timezone.make_aware(dt.datetime.combine(day, dt.time()))
 
 
 @dataclass(frozen=True)

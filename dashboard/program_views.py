@@ -10,7 +10,7 @@ from caseloop.lessons import false_positive_counts_by_pattern
 from cases.models import Case
 from dashboard import program
 from dashboard.access import dashboard_view
-from dashboard.charts import bar_chart
+from dashboard.charts import TrendChart, TrendWeek, bar_chart, trend_chart
 
 STATUS_TONES: dict[str, str] = {
     Case.Status.OPEN: "bar",
@@ -40,6 +40,38 @@ def duration_text(value: dt.timedelta | None) -> str:
     return f"{minutes} min"
 
 
+def week_label(monday: dt.date) -> str:
+    return f"{monday:%b} {monday.day}"  # "Sep 7": strftime's unpadded day is not portable
+
+
+def weekly_chart(weeks: list[program.Week]) -> TrendChart:
+    return trend_chart(
+        [
+            TrendWeek(
+                week_label(week.start),
+                week.opened,
+                week.closed.resolved,
+                week.closed.cancelled,
+                week.automation_rate,
+            )
+            for week in weeks
+        ]
+    )
+
+
+def trend_summary(weeks: list[program.Week]) -> str:
+    """The chart in one sentence, for screen readers (the table beside it has each week)."""
+    closed = [week.closed for week in weeks]
+    return (
+        f"Weeks of {week_label(weeks[0].start)} to {week_label(weeks[-1].start)} (this week): "
+        f"{sum(week.opened for week in weeks)} cases opened, "
+        f"{sum(c.resolved for c in closed)} resolved, {sum(c.cancelled for c in closed)} "
+        f"cancelled and {sum(c.dismissed for c in closed)} dismissed; "
+        f"{sum(c.automated for c in closed)} of {sum(c.closed for c in closed)} closed cases "
+        "closed without a human decision."
+    )
+
+
 @dashboard_view
 def program_page(request: HttpRequest) -> HttpResponse:
     by_status = program.open_cases_by_status()
@@ -48,6 +80,7 @@ def program_page(request: HttpRequest) -> HttpResponse:
     use = program.model_use()
     decisions = program.human_decisions()
     cancellations = program.cancellations()
+    weeks = program.weekly_trend()
     labels = dict(Case.Status.choices)
     false_positives = [
         {
@@ -60,6 +93,16 @@ def program_page(request: HttpRequest) -> HttpResponse:
     ]
     context = {
         "nav": "program",
+        "trend": weekly_chart(weeks),
+        "trend_summary": trend_summary(weeks),
+        "trend_weeks": [
+            {
+                "label": week_label(week.start),
+                "week": week,
+                "rate_text": percent(week.automation_rate),
+            }
+            for week in weeks
+        ],
         "false_positives": false_positives,
         "open_total": sum(by_status.values()),
         "status_chart": bar_chart(

@@ -1,6 +1,10 @@
 """manage.py load_demo: the demo program and its staff logins, safe to run again."""
 
+import datetime as dt
+import logging
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +15,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.urls import reverse
 
+from caseloop.demo_history import HistoryRefused, HistoryResult, build_history
 from outreach.models import Message
 from poolpatrol.queue import run_inline
 from vanpools.demo import DemoLogin, DemoRefused, DemoResult, load_demo_program
@@ -26,7 +31,11 @@ LOGINS_FILE_NAME = "demo-logins.txt"
 class Command(BaseCommand):
     help = (
         "Import the demo vanpool program (fixtures/demo/program.json) and create the demo "
-        "logins: auditor (Auditors) and coordinator (Coordinators). Safe to run again."
+        "logins: auditor (Auditors) and coordinator (Coordinators); then play a simulated "
+        "past quarter (fixtures/demo/history.json: the eleven weeks before this one, with "
+        "weekly audits, riders' replies, deadlines and the coordinator's decisions, all "
+        "through the real workflow) and audit every vanpool today. Safe to run again: the "
+        "history is built once, and nobody is written to twice."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -42,7 +51,14 @@ class Command(BaseCommand):
         )
         parser.add_argument("--force", action="store_true", help="load even when PRODUCTION is on")
         parser.add_argument(
-            "--no-audit", action="store_true", help="load only; skip the full audit that follows"
+            "--no-audit",
+            action="store_true",
+            help="load only; skip the simulated past weeks and today's full audit",
+        )
+        parser.add_argument(
+            "--no-history",
+            action="store_true",
+            help="skip the simulated past weeks (the program page then starts empty)",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -61,6 +77,8 @@ class Command(BaseCommand):
         if not settings.PRODUCTION:
             _keep_passwords(result.logins)
         self._report_import(result)
+        if not (options["no_audit"] or options["no_history"]):
+            self._build_history()
         if not options["no_audit"]:
             self.stdout.write("")
             self.stdout.write("Auditing every vanpool:")
@@ -70,6 +88,19 @@ class Command(BaseCommand):
                 call_command("audit_vanpools", "--all", stdout=self.stdout, stderr=self.stderr)
             self._report_outreach(newest)
         self._report_logins(result)
+
+    def _build_history(self) -> None:
+        self.stdout.write("")
+        self.stdout.write("Simulating the past weeks through the real workflow:")
+        try:
+            # Hundreds of workflow steps, each logged at its simulated moment: the
+            # summary below says what they added up to.
+            with _quiet_logs():
+                history = build_history()
+        except HistoryRefused as exc:
+            self.stdout.write(self.style.WARNING(f"  skipped: {exc}."))
+            return
+        self.stdout.write(f"  {history_text(history)}")
 
     def _report_outreach(self, newest_before: int) -> None:
         # Only this run's messages: a re-run writes to nobody already written to.
@@ -109,6 +140,34 @@ class Command(BaseCommand):
         )
         for login in result.logins:
             self.stdout.write(f"  {login.username:<12} {login.group:<13} {_password_text(login)}")
+
+
+def history_text(history: HistoryResult) -> str:
+    if not history.built:
+        return "already there from an earlier run: nothing changed, nobody written to."
+    assert history.first_day is not None and history.last_day is not None  # set when built
+    span = f"{_short(history.first_day)} – {_short(history.last_day)}"
+    return (
+        f"Simulated {history.weeks} weeks of history ({span}): {history.opened} cases opened, "
+        f"{history.resolved} resolved, {history.cancelled} cancelled, {history.dismissed} "
+        f"dismissed; {history.emails} emails to riders, {history.replies} replies, "
+        f"{history.decisions} decisions on the review queue."
+    )
+
+
+def _short(day: dt.date) -> str:
+    return f"{day:%b} {day.day}"  # "Sep 7": strftime's unpadded day is not portable
+
+
+@contextmanager
+def _quiet_logs() -> Iterator[None]:
+    root = logging.getLogger()
+    level = root.level
+    root.setLevel(max(level, logging.WARNING))
+    try:
+        yield
+    finally:
+        root.setLevel(level)
 
 
 def _newest_outbound_pk() -> int:

@@ -87,6 +87,10 @@ def test_a_coordinator_approves_a_cancellation_and_the_rider_is_cancelled(
     page.get_by_role("navigation", name="Main").get_by_role("link", name="Program").click()
     expect(page.get_by_role("heading", name="How closed cases ended")).to_be_visible()
     expect(page.get_by_role("img", name="Closed cases by outcome")).to_be_visible()
+    # The weekly trend is one named image; its numbers are in a table for screen readers.
+    trend = "Cases per week and automation rate, the last 12 weeks"
+    expect(page.get_by_role("img", name=trend)).to_be_visible()
+    expect(page.get_by_role("table", name="Cases per week, the last 12 weeks")).to_be_attached()
     screenshots(page, "program")
 
 
