@@ -426,8 +426,15 @@ def quoted(answered: Message) -> str:
 # --- A person decides ------------------------------------------------------------------------
 
 
-def decide(decision: Decision) -> PendingAction:
+# Cards that wait only when the reader was unsure: a retrained reader may read the
+# scripted reply confidently, and then there is nothing for the person to decide.
+ONLY_IF_UNSURE = {PendingAction.Kind.LABEL_REPLY}
+
+
+def decide(decision: Decision) -> PendingAction | None:
     action = waiting_action(decision.action, decision.employee_id)
+    if action is None and decision.action in ONLY_IF_UNSURE:
+        return None
     if action is None:
         raise ScenarioError(
             f"no {decision.action} is waiting for {decision.employee_id} at {timezone.now()}"

@@ -19,9 +19,12 @@ from django.utils import timezone
 from pydantic import ValidationError
 
 from caseloop.demo_history import (
+    Decision,
     HistoryRefused,
     Scenario,
+    ScenarioError,
     build_history,
+    decide,
     load_scenario,
     monday_of,
 )
@@ -382,3 +385,14 @@ def test_load_demo_plays_the_quarter_once_and_today_finds_what_it_found_without_
     assert "already there from an earlier run: nothing changed" in load_demo()
     assert rows_written() == before
     assert len(mail.outbox) == emails
+
+
+@pytest.mark.django_db
+def test_a_label_the_reader_did_not_need_is_skipped_but_a_missing_cancellation_is_an_error():
+    label = Decision(
+        employee_id="EMP-1", action="label_reply", decision="approve", bucket="question"
+    )
+    assert decide(label) is None  # read confidently: nothing waits for a person
+    cancel = Decision(employee_id="EMP-1", action="cancel_membership", decision="approve")
+    with pytest.raises(ScenarioError, match="no cancel_membership is waiting for EMP-1"):
+        decide(cancel)
