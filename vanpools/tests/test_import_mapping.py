@@ -16,6 +16,7 @@ from django.test.utils import CaptureQueriesContext
 from tests.factories import EmployeeFactory, RiderFactory, VanpoolFactory
 from vanpools.importer import ImportFailed, import_data, import_file
 from vanpools.models import Employee, Rider, Shift, Vanpool
+from vanpools.tests.files import write_csv, write_json
 
 pytestmark = pytest.mark.django_db
 
@@ -48,22 +49,6 @@ def employee(employee_id: str, **cells: object) -> dict[str, object]:
 
 def vanpool(vanpool_id: str, **cells: object) -> dict[str, object]:
     return {"vanpool_id": vanpool_id, "name": "Union City", "work_site": "Fremont Campus"} | cells
-
-
-def write_csv(tmp_path: Path, rows: list[dict[str, str]], name: str = "export.csv") -> Path:
-    header = list(dict.fromkeys(column for row in rows for column in row))
-    path = tmp_path / name
-    with path.open("w", newline="", encoding="utf-8") as file:
-        writer = csv.DictWriter(file, fieldnames=header, restval="")
-        writer.writeheader()
-        writer.writerows(rows)
-    return path
-
-
-def write_json(tmp_path: Path, data: object, name: str = "export.json") -> Path:
-    path = tmp_path / name
-    path.write_text(json.dumps(data), encoding="utf-8")
-    return path
 
 
 def write_mapping(tmp_path: Path, text: str, name: str = "mapping.toml") -> Path:
@@ -360,7 +345,7 @@ def test_a_rows_path_not_in_the_file_names_the_kind_and_the_path(tmp_path):
     data = vendor_data()
     del data["routes"]
     assert error_lines(write_json(tmp_path, data), mapping=VENDOR_MAPPING) == [
-        f"{tmp_path / 'export.json'}, vanpools: the mapping's rows = 'routes' is not in the file"
+        f"{tmp_path / 'roster.json'}, vanpools: the mapping's rows = 'routes' is not in the file"
     ]
 
 

@@ -1,4 +1,3 @@
-import csv
 import datetime as dt
 import io
 import json
@@ -21,6 +20,7 @@ from vanpools import importer
 from vanpools.importer import ImportFailed, RowError, import_data, import_file
 from vanpools.models import Employee, Leave, Rider, Shift, Vanpool
 from vanpools.schedules import ScheduleError, format_compact_weekly, parse_compact_weekly
+from vanpools.tests.files import write_csv, write_json
 
 pytestmark = pytest.mark.django_db
 
@@ -35,22 +35,6 @@ EMPLOYEE = {
     "home_zip": "94587",
 }
 WRITES = ("INSERT", "UPDATE", "DELETE")
-
-
-def write_csv(tmp_path: Path, rows: list[dict[str, str]], name: str = "roster.csv") -> Path:
-    header = list(dict.fromkeys(column for row in rows for column in row))
-    path = tmp_path / name
-    with path.open("w", newline="", encoding="utf-8") as file:
-        writer = csv.DictWriter(file, fieldnames=header, restval="")
-        writer.writeheader()
-        writer.writerows(rows)
-    return path
-
-
-def write_json(tmp_path: Path, data: object, name: str = "roster.json") -> Path:
-    path = tmp_path / name
-    path.write_text(json.dumps(data), encoding="utf-8")
-    return path
 
 
 def error_lines(path: Path, **options: object) -> list[str]:
