@@ -27,6 +27,7 @@ from django.db.models.functions import Lower
 from django.utils import timezone
 
 from vanpools.geo import clean_zip, parse_coordinate, zip_as_given
+from vanpools.hr_text import read_day_blocks
 from vanpools.mapping import (
     MISSING,
     RIDERS,
@@ -732,10 +733,19 @@ def _weekly(raw: object) -> list[dict[str, str]]:
         if isinstance(raw, str) and not raw.lstrip().startswith(("[", "{")):
             spans = parse_compact_weekly(raw)
         else:
-            spans = parse_weekly(_json_cell(raw))
+            spans = _weekly_data(_json_cell(raw))
     except ScheduleError as exc:
         raise _CellError(str(exc)) from None
     return _stored_weekly(spans)
+
+
+def _weekly_data(value: object) -> list[DaySpan]:
+    """A row per day (the stored shape), or day blocks as scheduling tools keep them."""
+    if isinstance(value, list) and all(
+        isinstance(item, dict) and "day" in item and "days" not in item for item in value
+    ):
+        return parse_weekly(value)
+    return read_day_blocks(value)
 
 
 def _rotation(raw: object) -> dict[str, Any]:
