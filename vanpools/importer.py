@@ -1009,7 +1009,8 @@ class _Run:
                 if column in reported:
                     continue  # the cell's own error already says what is wrong
                 for message in messages:
-                    self._error(row, column, _with_value(message, row.cells.get(name)))
+                    raw = row.cells.get(name)
+                    self._error(row, column, _with_value(message, raw) + _id_hint(name, raw))
 
     # Per kind.
 
@@ -1423,6 +1424,16 @@ def _cell_text(row: _Row, column: str) -> str:
     return (
         str(value).strip() if isinstance(value, str | int) and not isinstance(value, bool) else ""
     )
+
+
+ID_PREFIXES = {"employee_id": "EMP-", "vanpool_id": "VP-"}
+
+
+def _id_hint(column: str, raw: object) -> str:
+    """Another system's IDs are often bare numbers: say how a mapping turns them into ours."""
+    if column in ID_PREFIXES and str(raw).strip().isdigit():
+        return f'; a mapping\'s format = "{ID_PREFIXES[column]}{{}}" prefixes IDs kept as numbers'
+    return ""
 
 
 def _with_value(message: str, raw: object) -> str:

@@ -843,3 +843,17 @@ work_site = "site"
     assert errors == [
         "vanpools[0], vanpool_id (from id): 'north' does not fit the format VP-{:03d}"
     ]
+
+
+def test_an_id_kept_as_a_number_is_told_how_a_mapping_prefixes_it():
+    data = {
+        "vanpools": [{"vanpool_id": 7, "name": "North", "work_site": "Fremont Campus"}],
+        "employees": [employee("10042")],
+    }
+    errors = [str(error) for error in failure(lambda: import_data(data)).errors]
+    assert errors == [
+        "vanpools[0], vanpool_id: Vanpool IDs look like VP-101 (got 7); "
+        'a mapping\'s format = "VP-{}" prefixes IDs kept as numbers',
+        "employees[0], employee_id: Employee IDs are upper-case letters and digits, "
+        "e.g. EMP-1003 (got '10042'); a mapping's format = \"EMP-{}\" prefixes IDs kept as numbers",
+    ]
