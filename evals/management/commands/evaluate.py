@@ -171,7 +171,7 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from None
         overrides = {"LLM_BACKEND": backend} if backend else {}
         failed: list[str] = []
-        self.stdout.write(f"  {'file':<24}{'metric':<28}{'value':>10}  target")
+        self.stdout.write(f"  {'file':<30}{'metric':<28}{'value':>10}  target")
         for target in targets:
             try:
                 cases = read_cases(target.path)
@@ -182,7 +182,7 @@ class Command(BaseCommand):
                 mark = "" if check.met else "  BELOW"
                 value = self.shown(check.metric, check.value)
                 self.stdout.write(
-                    f"  {target.name:<24}{check.metric:<28}{value:>10}  {check.bound}{mark}"
+                    f"  {target.name:<30}{check.metric:<28}{value:>10}  {check.bound}{mark}"
                 )
                 if not check.met:
                     failed.append(f"{target.name} {check.metric}")
@@ -238,7 +238,7 @@ class Command(BaseCommand):
         ):
             shown = f"{value:.1%}" if isinstance(value, float) else str(value)
             mark = "" if met else "  BELOW"
-            self.stdout.write(f"  {'reader.held-out':<24}{metric:<28}{shown:>10}  {bound}{mark}")
+            self.stdout.write(f"  {'reader.held-out':<30}{metric:<28}{shown:>10}  {bound}{mark}")
             if not met:
                 failed.append(f"reader.held-out {metric}")
         return failed
