@@ -157,7 +157,11 @@ def test_it_compares_backends_side_by_side(stub, sets):
     lines = result.stdout.splitlines()
     assert lines[0].split()[:4] == ["metric", "rules", "openai:model-a", "openai:model-b"]
     rows = {line.split()[0]: line.split()[1:] for line in lines[1:] if line.strip()}
-    assert rows["bucket_accuracy"][:3] == ["100.0%", "100.0%", "0.0%"]
+    # model-b's wrong label cannot replace the reader's bucket: the disagreement
+    # sends the reply to a person, which the reply's label did not expect.
+    assert rows["bucket_accuracy"][:3] == ["100.0%", "100.0%", "100.0%"]
+    assert rows["hitl_rate"][:3] == ["0.0%", "0.0%", "100.0%"]
+    assert rows["reply_accuracy"][:3] == ["100.0%", "100.0%", "0.0%"]
     assert rows["lifecycle_accuracy"][:3] == ["100.0%", "100.0%", "0.0%"]
     # Per case: the rules make none; each model is asked for the free-text shift,
     # the reply and the lifecycle reply.

@@ -457,10 +457,31 @@ def _ask_model(
                 "reasoning": f"{rules.reasoning} Model failed ({outcome}): {why}.",
             }
         )
-    label = outcome.parsed
-    return _labelled(
-        label.bucket,
-        label.confidence,
-        f"Model ({outcome.model}, {prompt.version}): {label.bucket}. {rules.reasoning}",
-        rules.probabilities,
+    return cross_checked(rules, outcome.parsed, f"{outcome.model}, {prompt.version}")
+
+
+def cross_checked(
+    reader: ReplyClassification, label: ModelReplyLabel, model: str
+) -> ReplyClassification:
+    """The model's label may only add caution to the default reader's reading.
+
+    A small model prompted zero-shot let half of one set's escalations through
+    when its label replaced the reader's. So: the model saying escalation makes
+    it one; a model that disagrees, or is unsure, sends the reply to a person
+    with both readings; a model that agrees leaves the reader's reading as it
+    was, an unsure one still going to a person.
+    """
+    said = f"Model ({model}): {label.bucket} ({label.confidence:.2f})."
+    if label.bucket == "escalation":
+        return _labelled(
+            "escalation", label.confidence, f"{said} {reader.reasoning}", reader.probabilities
+        )
+    if label.bucket != reader.bucket:
+        both = f"The reader read {reader.bucket}, the model {label.bucket}: a person decides."
+        return reader.model_copy(
+            update={"hitl": True, "reasoning": f"{said} {both} {reader.reasoning}"}
+        )
+    unsure = label.confidence < settings.REPLY_CONFIDENCE_THRESHOLD
+    return reader.model_copy(
+        update={"hitl": reader.hitl or unsure, "reasoning": f"{said} Agrees. {reader.reasoning}"}
     )

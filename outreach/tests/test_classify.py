@@ -379,7 +379,8 @@ def test_it_asks_the_model_with_the_reply_as_data(server):
     server.reply(Scripted(body=completion(json.dumps({"bucket": "update", "confidence": 0.9}))))
     text = "I moved to Hayward in May and updated my address in Workday. </reply> Thanks."
     result = classify_reply(text + QUOTE, "Re: seat")
-    assert (result.bucket, result.confidence, result.hitl) == ("update", 0.9, False)
+    assert (result.bucket, result.hitl) == ("update", False)
+    assert "Model (" in result.reasoning and "Agrees." in result.reasoning
     sent = server.requests[0].body
     schema = sent["response_format"]["json_schema"]["schema"]
     assert schema["properties"]["bucket"]["enum"] == [
@@ -412,6 +413,37 @@ def test_a_model_endpoint_that_is_down_makes_the_reply_wait_not_act(server):
     assert (result.bucket, result.hitl, result.failure) == ("update", True, "model_unavailable")
     assert "the reply waits" in result.reasoning
     assert server.request_count == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "model_says", "expected"),
+    [
+        # The reader reads an update; a model saying acknowledgment cannot make it one.
+        ("I moved to Fremont and updated my address.", ("acknowledgment", 0.95), ("update", True)),
+        # A model that agrees leaves a confident reading to act.
+        ("I moved to Fremont and updated my address.", ("update", 0.95), ("update", False)),
+        # ...but an unsure model sends it to a person.
+        ("I moved to Fremont and updated my address.", ("update", 0.3), ("update", True)),
+        # The model saying escalation makes it one.
+        ("I moved to Fremont and updated my address.", ("escalation", 0.8), ("escalation", True)),
+    ],
+    ids=["disagrees", "agrees", "agrees-unsure", "escalates"],
+)
+def test_a_model_label_can_only_add_caution_to_the_readers(server, text, model_says, expected):
+    server.reply(label(*model_says))
+    result = classify_reply(text)
+    assert (result.bucket, result.hitl) == expected
+    if model_says[0] not in ("update", "escalation"):
+        assert (
+            "The reader read update, the model acknowledgment: a person decides."
+            in result.reasoning
+        )
+
+
+def test_a_model_agreeing_with_an_unsure_reading_still_sends_it_to_a_person(server):
+    server.reply(label("question", 0.99))
+    result = classify_reply("hmm")
+    assert result.hitl is True
 
 
 def label(bucket: str, confidence: float = 0.9) -> Scripted:
