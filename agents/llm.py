@@ -296,12 +296,26 @@ def classify_failure(exc: openai.APIError) -> _Failure:
             return _Failure(ModelRateLimited(message, status_code=status), True, retry_after)
         if status >= 500:
             return _Failure(ModelUnavailable(message, status_code=status), True, retry_after)
+        if _over_context(exc.message):
+            message = (
+                f"the prompt is longer than the model server's context window (HTTP {status}: "
+                f"{exc.message}); start the server with a larger one, e.g. llama-server "
+                "--ctx-size 8192"
+            )
         # Any other 4xx is our request or our credentials: the same request fails again.
         return _Failure(ModelError(message, status_code=status), retryable=False)
     return _Failure(ModelError(f"unusable response from the model endpoint: {exc}"), False)
 
 
 # --- The client ------------------------------------------------------------------------
+
+
+def _over_context(message: str) -> bool:
+    """llama.cpp and others refuse a prompt over the context window with a 400 like this."""
+    said = message.lower()
+    return "context" in said and any(
+        word in said for word in ("exceed", "too long", "longer than", "maximum context")
+    )
 
 
 @functools.cache
@@ -336,6 +350,13 @@ class OpenAIClient:
         self.max_retries = max_retries
         self.breaker = breaker or breaker_for(self.endpoint)
         self._sleep = sleep
+        # "json_schema" (OpenAI, llama.cpp's llama-server) until the server refuses it;
+        # then "json_object" with the schema (llama-cpp-python's server), for this client.
+        self.response_style = settings.LLM_RESPONSE_FORMAT
+        if self.response_style == "auto":
+            self.response_style = "json_schema"
+        self._may_fall_back = settings.LLM_RESPONSE_FORMAT == "auto"
+        self._served_model: str | None = None
 
     @classmethod
     def from_settings(
@@ -367,8 +388,12 @@ class OpenAIClient:
         ``max_tokens`` caps the output (LLM_MAX_TOKENS unless given).
         Raises a ModelError subclass on any failure, stamped with the trace fields.
         """
-        model = model_for(agent)
         started = time.perf_counter()
+        try:
+            model = model_for(agent) or self.served_model()
+        except ModelError as error:
+            error.prompt_version, error.latency_ms = prompt_version, _elapsed_ms(started)
+            raise
 
         def stamp(
             error: ModelError, served_by: str = model, tokens: tuple[int, int] = (0, 0)
@@ -431,9 +456,16 @@ class OpenAIClient:
                 completion = self._sdk.chat.completions.create(
                     model=model,
                     messages=messages,
-                    response_format=response_format_for(schema),
+                    response_format=self._response_format(schema),
                     max_tokens=max_tokens,
+                    # Reproducible readings: the same reply, the same label.
+                    temperature=settings.LLM_TEMPERATURE,
+                    seed=settings.LLM_SEED,
                 )
+            except openai.APIStatusError as exc:
+                if self._refuses_json_schema(exc):
+                    continue  # asked again at once in the older format
+                cause, failure = exc, classify_failure(exc)
             except openai.APIError as exc:
                 cause, failure = exc, classify_failure(exc)
             except ValueError as exc:  # a 200 whose body is not JSON escapes the SDK as-is
@@ -450,6 +482,46 @@ class OpenAIClient:
                 "model call attempt %s failed (%s); retrying in %.2fs", attempt, cause, delay
             )
             self._sleep(delay)
+
+    def _response_format(self, schema: type[BaseModel]) -> Any:
+        strict = response_format_for(schema)
+        if self.response_style == "json_schema":
+            return strict
+        return {"type": "json_object", "schema": strict["json_schema"]["schema"]}
+
+    def _refuses_json_schema(self, exc: openai.APIStatusError) -> bool:
+        """A server that wants the older json_object format: switch to it, once, and say so."""
+        if not (self._may_fall_back and self.response_style == "json_schema"):
+            return False
+        said = f"{exc.message} {exc.body}".lower()
+        if exc.status_code not in (400, 422, 500) or not any(
+            word in said for word in ("json_schema", "json_object", "response_format")
+        ):
+            return False
+        log.warning(
+            "%s refuses the json_schema response format (HTTP %s); using json_object",
+            self.endpoint,
+            exc.status_code,
+        )
+        self.response_style = "json_object"
+        return True
+
+    def served_model(self) -> str:
+        """The server's own model name (``/v1/models``), when none is configured.
+
+        A local server serves one model under its own name; OpenAI's names and
+        prices must not be put on it.
+        """
+        if self._served_model is None:
+            try:
+                models = self._sdk.models.list()
+                self._served_model = next(iter(models)).id
+            except (openai.APIError, StopIteration) as exc:
+                raise ModelUnavailable(
+                    f"no model configured (LLM_MODEL_DEFAULT) and {self.endpoint}/models "
+                    f"names none: {exc}"
+                ) from None
+        return self._served_model
 
 
 def _parse_completion(completion: ChatCompletion, schema: type[T]) -> T:

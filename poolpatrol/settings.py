@@ -428,20 +428,33 @@ if LLM_BACKEND == "openai" and not OPENAI_API_KEY:
     raise ImproperlyConfigured("LLM_BACKEND=openai needs OPENAI_API_KEY")
 # The model client (agents/llm.py): per-call timeout, retries on 429/5xx, and a
 # circuit breaker that fails fast for a cooldown after consecutive failed calls.
-LLM_TIMEOUT_SECONDS = env_float("LLM_TIMEOUT_SECONDS", 20, minimum=0.01)
+# A server of one's own (OPENAI_BASE_URL) is often a CPU: a 5-rider audit prompt
+# takes it 15-60 s, so its default is longer than OpenAI's.
+LLM_TIMEOUT_SECONDS = env_float("LLM_TIMEOUT_SECONDS", 180 if OPENAI_BASE_URL else 20, minimum=0.01)
 LLM_MAX_RETRIES = env_int("LLM_MAX_RETRIES", 3, minimum=0)
 # Output tokens a call may write; an answer cut at the limit is asked again
 # once with LLM_REASK_TOKEN_FACTOR times as many.
 LLM_MAX_TOKENS = env_int("LLM_MAX_TOKENS", 1024, minimum=16)
 LLM_REASK_TOKEN_FACTOR = env_int("LLM_REASK_TOKEN_FACTOR", 4, minimum=1)
+# Sampling: 0 and a fixed seed, so the same reply gets the same reading.
+LLM_TEMPERATURE = env_float("LLM_TEMPERATURE", 0, minimum=0)
+LLM_SEED = env_int("LLM_SEED", 7, minimum=0)
+# json_schema (OpenAI, llama-server) or json_object with the schema (llama-cpp-python's
+# server); auto starts with json_schema and switches if the server refuses it.
+LLM_RESPONSE_FORMAT = env_choice(
+    "LLM_RESPONSE_FORMAT", "auto", ("auto", "json_schema", "json_object")
+)
 LLM_BREAKER_THRESHOLD = env_int("LLM_BREAKER_THRESHOLD", 5, minimum=1)
 LLM_BREAKER_COOLDOWN_SECONDS = env_float("LLM_BREAKER_COOLDOWN_SECONDS", 60, minimum=0)
 # A model per agent (LLM_MODEL_<AGENT>): judgement and writing on the larger
 # model, narrow checks and classification on the mini one. Agents not listed
 # use LLM_MODEL_DEFAULT.
-LLM_DEFAULT_MODEL = env_str("LLM_MODEL_DEFAULT") or "gpt-4.1-mini"
+# OpenAI's names are defaults for OpenAI's endpoint only: another server (OPENAI_BASE_URL)
+# serves its own model, whose name the client reads from /v1/models unless one is given.
+LLM_DEFAULT_MODEL = env_str("LLM_MODEL_DEFAULT") or ("" if OPENAI_BASE_URL else "gpt-4.1-mini")
 LLM_MODELS = {
-    agent: env_str(f"LLM_MODEL_{agent.upper()}") or default
+    agent: env_str(f"LLM_MODEL_{agent.upper()}")
+    or (LLM_DEFAULT_MODEL if OPENAI_BASE_URL else default)
     for agent, default in {
         "case_manager": "gpt-4.1",
         "outreach": "gpt-4.1",

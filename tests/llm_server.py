@@ -71,6 +71,8 @@ class FakeLLMServer:
     def __init__(self) -> None:
         self.script: queue.Queue[Scripted] = queue.Queue()
         self.requests: list[Recorded] = []
+        # What GET /v1/models lists, as a local server lists the one model it serves.
+        self.models: list[str] = ["local-model.gguf"]
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         # Handler threads may still be sleeping out a delay the client gave up
@@ -127,6 +129,17 @@ class FakeLLMServer:
             # Headers and body go out in separate writes; without TCP_NODELAY
             # each response stalls on a delayed ACK (~40 ms).
             disable_nagle_algorithm = True
+
+            def do_GET(self) -> None:
+                server._record(Recorded(path=self.path, headers={}, body={}))
+                if self.path.endswith("/models"):
+                    listed = [
+                        {"id": name, "object": "model", "owned_by": "local"}
+                        for name in server.models
+                    ]
+                    self._send(Scripted(body={"object": "list", "data": listed}))
+                    return
+                self._send(Scripted(status=404, body=api_error("not found", "not_found")))
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)

@@ -661,3 +661,97 @@ def test_settings_read_agent_models_and_prices_from_the_environment(monkeypatch,
 def test_settings_refuse_a_bad_price_table(monkeypatch, tmp_path, raw):
     with pytest.raises(ImproperlyConfigured, match="LLM_PRICES_JSON"):
         load_settings(monkeypatch, tmp_path, LLM_PRICES_JSON=raw)
+
+
+# --- Local servers: response formats, sampling, model names, context ---------------------
+
+
+JSON_SCHEMA_REFUSED = Scripted(
+    status=500,
+    body=api_error(
+        "1 validation error: response_format.type Input should be 'text' or 'json_object'"
+    ),
+)
+
+
+def test_a_server_refusing_json_schema_is_asked_in_json_object_from_then_on(client, server):
+    server.reply(
+        JSON_SCHEMA_REFUSED,
+        Scripted(body=completion(GOOD_REPLY)),
+        Scripted(body=completion(GOOD_REPLY)),
+    )
+
+    first = client.structured("classifier", "v1", "sys", "user", ReplyBucket)
+    client.structured("classifier", "v1", "sys", "user", ReplyBucket)
+
+    formats = [request.body["response_format"] for request in server.requests]
+    assert [f["type"] for f in formats] == ["json_schema", "json_object", "json_object"]
+    assert formats[1]["schema"]["properties"]["bucket"]["enum"][0] == "acknowledgment"
+    assert first.parsed.bucket == "question"
+    assert client.breaker.state == "closed"  # the switch is not a failure
+
+
+def test_a_format_fixed_to_json_schema_does_not_switch(client, server, settings):
+    settings.LLM_RESPONSE_FORMAT = "json_schema"
+    strict = OpenAIClient.from_settings()
+    server.reply(JSON_SCHEMA_REFUSED, JSON_SCHEMA_REFUSED, JSON_SCHEMA_REFUSED, JSON_SCHEMA_REFUSED)
+    with pytest.raises(ModelUnavailable):
+        strict.structured("classifier", "v1", "sys", "user", ReplyBucket)
+    assert {r.body["response_format"]["type"] for r in server.requests} == {"json_schema"}
+
+
+def test_an_ordinary_server_error_is_not_taken_for_a_format_refusal(client, server):
+    server.reply(Scripted(status=400, body=api_error("bad key", "invalid_request_error")))
+    with pytest.raises(ModelError, match="HTTP 400"):
+        client.structured("classifier", "v1", "sys", "user", ReplyBucket)
+    assert client.response_style == "json_schema"
+
+
+def test_every_call_asks_for_reproducible_sampling(client, server, settings):
+    settings.LLM_TEMPERATURE, settings.LLM_SEED = 0.0, 11
+    server.reply(Scripted(body=completion(GOOD_REPLY)))
+    client.structured("classifier", "v1", "sys", "user", ReplyBucket)
+    body = server.requests[0].body
+    assert (body["temperature"], body["seed"]) == (0.0, 11)
+
+
+def test_with_no_model_configured_the_served_model_is_named_and_costs_nothing(
+    client, server, settings
+):
+    settings.LLM_MODELS = {}
+    settings.LLM_DEFAULT_MODEL = ""
+    server.models = ["qwen2.5-1.5b-instruct-q4_k_m.gguf"]
+    server.reply(
+        Scripted(body=completion(GOOD_REPLY, model="")),
+        Scripted(body=completion(GOOD_REPLY, model="")),
+    )
+
+    first = client.structured("classifier", "v1", "sys", "user", ReplyBucket)
+    client.structured("classifier", "v1", "sys", "user", ReplyBucket)
+
+    assert first.model == "qwen2.5-1.5b-instruct-q4_k_m.gguf"
+    assert first.cost_usd == Decimal(0)
+    assert [r.path for r in server.requests].count("/v1/models") == 1  # asked once
+    assert server.requests[1].body["model"] == "qwen2.5-1.5b-instruct-q4_k_m.gguf"
+
+
+def test_a_server_naming_no_model_is_a_clear_unavailable_error(client, server, settings):
+    settings.LLM_MODELS, settings.LLM_DEFAULT_MODEL = {}, ""
+    server.models = []
+    with pytest.raises(ModelUnavailable, match="no model configured"):
+        client.structured("classifier", "v1", "sys", "user", ReplyBucket)
+
+
+def test_a_prompt_over_the_context_window_says_how_to_fix_it(client, server):
+    server.reply(
+        Scripted(
+            status=400,
+            body=api_error(
+                "the request exceeds the available context size, try increasing it",
+                "invalid_request_error",
+            ),
+        )
+    )
+    with pytest.raises(ModelError, match="longer than the model server's context window") as failed:
+        client.structured("classifier", "v1", "sys", "user", ReplyBucket)
+    assert "--ctx-size" in str(failed.value)
