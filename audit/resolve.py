@@ -5,8 +5,10 @@ With ``LLM_BACKEND=openai`` a model is asked only when the rules left a rider
 ``unknown`` (an unparseable schedule, an odd input), so a clear-cut audit
 costs zero model calls. The model's answer is cross-checked against the rules:
 where the rules had a verdict and the model disagrees, the rider becomes
-``unknown`` for a human — never a silent override. Any model failure falls
-back to the rules result and is recorded on the trace.
+``unknown`` for a human — never a silent override; where the rules had none,
+the model's verdict is a proposal the person sees, never a pass or fail that
+acts. Any model failure falls back to the rules result and is recorded on the
+trace.
 """
 
 import datetime as dt
@@ -114,8 +116,8 @@ def cross_check(rules: SpecialistResult, model: ModelJudgement) -> SpecialistRes
     """Merge a model's judgement into the rules result, rider by rider.
 
     Rules verdicts stand when the model agrees; a disagreement becomes
-    ``unknown`` (a human decides). Only riders the rules could not decide take
-    the model's verdict.
+    ``unknown`` (a human decides). Riders the rules could not decide stay
+    ``unknown``, with the model's reading as a proposal for the person.
     """
     said = {flag.employee_id: flag for flag in model.riders}
     riders = [_merge_flag(flag, said.get(flag.employee_id)) for flag in rules.riders]
@@ -141,10 +143,16 @@ def _merge_flag(rules_flag: RiderFlag, model_flag: RiderFlag | None) -> RiderFla
     if model_flag is None or model_flag.verdict == rules_flag.verdict:
         return rules_flag
     if rules_flag.verdict == "unknown":
+        # A proposal for the person, not a verdict: the rules cannot check the
+        # model's reading, and a zero-shot model turned an unplaceable military
+        # ZIP into a failure email. Nothing automatic follows from it.
         return RiderFlag(
             employee_id=rules_flag.employee_id,
-            verdict=model_flag.verdict,
-            reason=f"read by the model: {model_flag.reason}",
+            verdict="unknown",
+            reason=(
+                f"the model proposes {model_flag.verdict} ({model_flag.reason}); a person "
+                f"confirms. Rules: {rules_flag.reason}"
+            ),
         )
     return RiderFlag(
         employee_id=rules_flag.employee_id,

@@ -11,6 +11,7 @@ from agents.models import AgentRun
 from audit.resolve import cross_check
 from caseloop.audits import audit_vanpool
 from cases.models import Case, Verification
+from outreach.models import Message
 from tests.factories import EmployeeFactory, RiderFactory, ShiftFactory, VanpoolFactory
 from tests.llm_server import FakeLLMServer, Scripted, api_error, completion
 
@@ -75,10 +76,9 @@ def test_it_asks_the_model_only_about_what_the_rules_could_not_read(server):
     server.reply(Scripted(body=completion(judgement(**{steady: "pass", odd: "pass"}))))
     outcome = audit_vanpool(vanpool_id, audit_date=AUDIT_DATE)
     assert server.request_count == 1  # shift only: the location check was clear-cut
-    assert (outcome.status, outcome.model_calls, outcome.tokens) == ("passed", 1, 150)
-    assert not Case.objects.exists()
+    assert (outcome.model_calls, outcome.tokens) == (1, 150)
     shift = Verification.objects.get(check_type="shift")
-    assert (shift.backend, shift.model, shift.verdict) == ("openai", "gpt-4.1-mini", "pass")
+    assert (shift.backend, shift.model) == ("openai", "gpt-4.1-mini")
     assert shift.confidence <= 3
     model_run = AgentRun.objects.get(backend="openai", agent="shift")
     assert (model_run.agent, model_run.parent.agent, model_run.parent.parent.agent) == (
@@ -92,6 +92,20 @@ def test_it_asks_the_model_only_about_what_the_rules_could_not_read(server):
         "shift.v1",
     )
     assert model_run.cost_usd > 0
+
+
+def test_a_model_verdict_on_a_rider_the_rules_left_unknown_is_a_proposal_for_a_person(server):
+    vanpool_id, steady, odd = van_with_free_text_rider()
+    server.reply(Scripted(body=completion(judgement(**{steady: "pass", odd: "fail"}))))
+    outcome = audit_vanpool(vanpool_id, audit_date=AUDIT_DATE)
+    case = Case.objects.get()
+    # No failure email on the model's word: a person confirms its reading first.
+    assert (outcome.status, case.status) == ("unknown", "hitl_review")
+    assert case.meta["rider_flags"] == {odd: {"shift": "unknown"}}
+    assert not Message.objects.filter(direction="outbound").exists()
+    shift = Verification.objects.get(check_type="shift")
+    assert shift.rider_flags[odd] == "unknown"
+    assert "Model reading:" in shift.reasoning  # the proposal, for the person
 
 
 def test_it_keeps_record_text_inside_the_data_block(server):
@@ -111,7 +125,8 @@ def test_it_sends_a_disagreement_with_the_rules_to_a_human(server):
     case = Case.objects.get()
     assert outcome.status == "unknown"
     assert case.status == "hitl_review"
-    assert case.meta["rider_flags"] == {steady: {"shift": "unknown"}}
+    # The disagreement on the rules' rider, and the model's proposal on the other.
+    assert case.meta["rider_flags"] == {steady: {"shift": "unknown"}, odd: {"shift": "unknown"}}
 
 
 def test_it_falls_back_to_the_rules_and_records_the_error_when_the_model_fails(server):
@@ -149,9 +164,14 @@ def rules_with(**verdicts: str) -> SpecialistResult:
 @pytest.mark.parametrize(
     ("rules", "model", "merged"),
     [
-        ({"A": "pass", "B": "unknown"}, {"A": "pass", "B": "fail"}, {"A": "pass", "B": "fail"}),
-        ({"A": "pass", "B": "unknown"}, {"A": "fail", "B": "pass"}, {"A": "unknown", "B": "pass"}),
-        ({"A": "fail", "B": "unknown"}, {"B": "pass"}, {"A": "fail", "B": "pass"}),
+        # What the rules left unknown stays so: the model's verdict is a proposal.
+        ({"A": "pass", "B": "unknown"}, {"A": "pass", "B": "fail"}, {"A": "pass", "B": "unknown"}),
+        (
+            {"A": "pass", "B": "unknown"},
+            {"A": "fail", "B": "pass"},
+            {"A": "unknown", "B": "unknown"},
+        ),
+        ({"A": "fail", "B": "unknown"}, {"B": "pass"}, {"A": "fail", "B": "unknown"}),
         ({"A": "unknown"}, {"A": "unknown"}, {"A": "unknown"}),
     ],
 )

@@ -117,10 +117,11 @@ def test_it_evaluates_on_the_openai_backend_against_a_compatible_server(tmp_path
         "riders": [
             {
                 "employee_id": "E1",
-                "shift": {"name": "HR text", "schedule_text": "weekdays, seven till four"},
+                # Free text no reader can settle: the model's "pass" is only a proposal.
+                "shift": {"name": "Flex", "schedule_text": "varies week to week, see supervisor"},
             }
         ],
-        "expected": {"verdict": "pass", "flagged": []},
+        "expected": {"verdict": "unknown", "flagged": ["E1"]},
     }
     path = tmp_path / "one.jsonl"
     path.write_text(json.dumps(case) + "\n")
@@ -153,4 +154,6 @@ def test_it_evaluates_on_the_openai_backend_against_a_compatible_server(tmp_path
     assert result.returncode == 0, result.stdout + result.stderr
     report = json.loads(result.stdout)
     assert report["metrics"]["model_calls_per_case"] == 1.0
-    assert report["cases"][0]["got"] == {"verdict": "pass", "flagged": []}
+    # The model's reading of free text the rules cannot read is a proposal for a
+    # person, never an automatic verdict.
+    assert report["cases"][0]["got"]["verdict"] == "unknown"
