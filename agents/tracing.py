@@ -42,6 +42,12 @@ class RunTrace:
         return self.model_calls + sum(child.total_model_calls for child in self.children)
 
     @property
+    def total_model_errors(self) -> int:
+        """Model calls that failed (the rules' result, or a person, took their place)."""
+        own = int(self.backend != "rules" and bool(self.error))
+        return own + sum(child.total_model_errors for child in self.children)
+
+    @property
     def total_tokens(self) -> int:
         own = self.tokens_in + self.tokens_out
         return own + sum(child.total_tokens for child in self.children)

@@ -61,6 +61,7 @@ class AuditOutcome:
     case_action: CaseAction = "none"
     flagged: list[str] = field(default_factory=list)
     model_calls: int = 0
+    model_errors: int = 0  # failed model calls: the rules' result stood in
     tokens: int = 0
     cost_usd: Decimal = Decimal(0)
     error: str = ""
@@ -389,6 +390,7 @@ def _outcome(
         case_action=case_action,
         flagged=list(decision.rider_flags),
         model_calls=root.total_model_calls,
+        model_errors=root.total_model_errors,
         tokens=root.total_tokens,
         cost_usd=root.total_cost,
     )

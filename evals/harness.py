@@ -180,6 +180,8 @@ def _usage_metrics(results: list[CaseResult]) -> dict[str, float | int]:
     checked = [c for r in results for c in r.checked]
     metrics: dict[str, float | int] = {
         "model_calls_per_case": sum(r.usage.model_calls for r in results) / total,
+        # Failed calls: the rules (or a person) stood in, so the figures are not the model's.
+        "model_errors": sum(r.usage.model_errors for r in results),
         "tool_calls_per_case": 0.0,  # agents get preloaded facts, never tools
         "tokens_per_case": sum(r.usage.tokens for r in results) / total,
         "cost_usd_per_case": float(sum((r.usage.cost_usd for r in results), Decimal(0)) / total),

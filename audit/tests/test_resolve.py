@@ -134,6 +134,7 @@ def test_it_falls_back_to_the_rules_and_records_the_error_when_the_model_fails(s
     server.reply(Scripted(status=500, body=api_error("boom")))
     outcome = audit_vanpool(vanpool_id, audit_date=AUDIT_DATE)
     assert outcome.status == "unknown"
+    assert (outcome.model_calls, outcome.model_errors) == (1, 1)  # counted, not hidden
     assert Case.objects.get().status == "hitl_review"
     failed_run = AgentRun.objects.get(backend="openai", agent="shift")
     assert "ModelUnavailable" in failed_run.error

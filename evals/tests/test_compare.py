@@ -67,8 +67,9 @@ class StubModels:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 schema = body["response_format"]["json_schema"]["name"]
                 stub.calls.append((body["model"], schema))
-                payload = json.dumps(stub.answer(body["model"], schema, body)).encode()
-                self.send_response(200)
+                answer = stub.answer(body["model"], schema, body)
+                payload = json.dumps(answer).encode()
+                self.send_response(503 if "error" in answer else 200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(payload)))
                 self.end_headers()
@@ -89,6 +90,8 @@ class StubModels:
         return f"http://{host}:{port}/v1"
 
     def answer(self, model: str, schema: str, body: dict) -> dict:
+        if model == "model-down":
+            return {"error": {"message": "overloaded", "type": "server_error"}}
         good = model == "model-a"
         tokens = {"prompt_tokens": 100 if good else 300, "completion_tokens": 20}
         if schema == "ModelJudgement":
@@ -171,6 +174,19 @@ def test_it_compares_backends_side_by_side(stub, sets):
     assert float(rows["faithfulness_rate"][2].rstrip("%")) < 100
     assert "unfaithful  openai:model-b  free-text (shift reasoning): 99.5" in result.stdout
     assert {model for model, _ in stub.calls} == {"model-a", "model-b"}
+
+
+@pytest.mark.evaluation
+def test_a_comparison_whose_model_side_fell_back_fails_and_says_so(stub, sets):
+    result = evaluate(stub, "--compare", "rules", "openai:model-down", *sets)
+    assert result.returncode != 0
+    assert "the comparison is not of the models: openai:model-down: 3 failed model calls" in (
+        result.stderr
+    )
+    rows = {
+        line.split()[0]: line.split()[1:] for line in result.stdout.splitlines()[1:] if line.strip()
+    }
+    assert rows["model_errors"][:2] == ["0", "3"]
 
 
 @pytest.mark.evaluation

@@ -168,6 +168,7 @@ class Command(BaseCommand):
             ("cases updated", actions["updated"]),
             ("cases closed", actions["closed"]),
             ("model calls", sum(o.model_calls for o in outcomes)),
+            ("model errors (rules used)", sum(o.model_errors for o in outcomes)),
             ("tokens", sum(o.tokens for o in outcomes)),
             ("cost (USD)", f"{sum((o.cost_usd for o in outcomes), Decimal(0)):.4f}"),
             ("wall time (s)", f"{seconds:.2f}"),

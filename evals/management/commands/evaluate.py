@@ -260,8 +260,19 @@ class Command(BaseCommand):
         if as_json:
             document = {"backends": {spec: self.as_json(r) for spec, r in reports.items()}}
             self.stdout.write(json.dumps(document, indent=2))
-            return
-        self.print_comparison(reports)
+        else:
+            self.print_comparison(reports)
+        fell_back = {
+            spec: report.metrics()["model_errors"]
+            for spec, report in reports.items()
+            if settings_for[spec]["LLM_BACKEND"] == "openai" and report.metrics()["model_errors"]
+        }
+        if fell_back:
+            counts = ", ".join(f"{spec}: {n} failed model calls" for spec, n in fell_back.items())
+            raise CommandError(
+                f"the comparison is not of the models: {counts}; the rules or a person stood "
+                "in for those, so their figures are not the model's (see model_errors)"
+            )
 
     def print_comparison(self, reports: dict[str, Report]) -> None:
         metrics = {spec: report.metrics() for spec, report in reports.items()}
