@@ -18,13 +18,14 @@ PORT ?= 8000
 # drive one Chromium and run on their own afterwards.
 TEST_WORKERS ?= auto
 
-.PHONY: evaluate faults help setup setup-dev browser redis demo run serve test lint format clean
+.PHONY: evaluate faults model model-stop model-check help setup setup-dev browser redis demo run serve test lint format clean
 
 help:
 	@echo "make run    set up, load the demo program and serve it on http://$(HOST):$(PORT)/ (dashboard) and /admin/"
 	@echo "            (demo passwords are kept; make run RESET_PASSWORDS=1 sets new ones)"
 	@echo "make test   install test dependencies, lint, run the whole suite"
 	@echo "make serve  the demo in production mode: gunicorn, workers and the scheduler (Procfile, honcho)"
+	@echo "make model  start a local model server (llama.cpp, a packaged model) and print its settings"
 
 .tools/bin/uv:
 	python3 -m venv .tools
@@ -81,8 +82,22 @@ test: setup-dev browser redis
 	$(RUN) ruff format --check .
 	$(RUN) lint-imports
 	$(RUN) mypy
-	$(RUN) pytest -n $(TEST_WORKERS) --dist load -m "not evaluation" --ignore=dashboard/tests/browser
+	$(RUN) pytest -n $(TEST_WORKERS) --dist load -m "not evaluation and not model_server" --ignore=dashboard/tests/browser
 	$(RUN) pytest dashboard/tests/browser
+
+# A local OpenAI-compatible model server (llama.cpp's llama-server and a packaged model,
+# docs/operating.md#a-local-model-server); prints the settings that point the app at it.
+model:
+	@bash scripts/model_server.sh start $(MODEL)
+
+model-stop:
+	@bash scripts/model_server.sh stop
+
+# The model path against that server: wiring, not quality (tests/model_server).
+model-check: setup-dev
+	bash scripts/model_server.sh start $(MODEL) >/dev/null
+	MODEL_SERVER_URL=http://127.0.0.1:$${MODEL_PORT:-8088}/v1 $(RUN) pytest -p no:xdist -m model_server tests/model_server; \
+	  status=$$?; bash scripts/model_server.sh stop; exit $$status
 
 # The fault suite alone (tests/faults, docs/reliability.md); `make test` runs it too.
 faults: setup-dev
