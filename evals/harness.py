@@ -26,6 +26,7 @@ The file format and the shipped sets are documented in docs/evaluation.md.
 import contextlib
 import datetime as dt
 import json
+import math
 import os
 import re
 import threading
@@ -100,6 +101,7 @@ class Usage:
     tokens_out: int = 0
     cost_usd: Decimal = Decimal(0)
     latency_ms: int = 0
+    call_latencies_ms: list[int] = field(default_factory=list)  # one a call, for percentiles
 
     @property
     def tokens(self) -> int:
@@ -186,6 +188,7 @@ def _usage_metrics(results: list[CaseResult]) -> dict[str, float | int]:
         "tokens_per_case": sum(r.usage.tokens for r in results) / total,
         "cost_usd_per_case": float(sum((r.usage.cost_usd for r in results), Decimal(0)) / total),
         "model_latency_ms_per_case": sum(r.usage.latency_ms for r in results) / total,
+        **latency_percentiles([ms for r in results for ms in r.usage.call_latencies_ms]),
         "wall_ms_per_case": sum(r.wall_ms for r in results) / total,
     }
     if checked:
@@ -195,6 +198,18 @@ def _usage_metrics(results: list[CaseResult]) -> dict[str, float | int]:
     if scored:
         metrics["clarity_mean"] = sum(scored) / len(scored)
     return metrics
+
+
+def latency_percentiles(latencies_ms: list[int]) -> dict[str, int]:
+    """p50 and p95 of single model calls (nearest rank), when there were any."""
+    if not latencies_ms:
+        return {}
+    ordered = sorted(latencies_ms)
+
+    def rank(share: float) -> int:
+        return ordered[max(0, math.ceil(share * len(ordered)) - 1)]
+
+    return {"model_call_p50_ms": rank(0.50), "model_call_p95_ms": rank(0.95)}
 
 
 def _audit_metrics(results: list[CaseResult]) -> dict[str, float | int]:
@@ -435,6 +450,7 @@ def metered() -> Iterator[Usage]:
             usage.tokens_out += source.tokens_out
             usage.cost_usd += source.cost_usd
             usage.latency_ms += source.latency_ms
+            usage.call_latencies_ms.append(source.latency_ms)
 
     def structured(self: llm.OpenAIClient, *args: Any, **kwargs: Any) -> Any:
         try:

@@ -169,6 +169,8 @@ def test_it_compares_backends_side_by_side(stub, sets):
     # Per case: the rules make none; each model is asked for the free-text shift,
     # the reply and the lifecycle reply.
     assert rows["model_calls_per_case"][:3] == ["0.00", "1.00", "1.00"]
+    # Single calls' latency: none on the rules, a figure on each model.
+    assert rows["model_call_p50_ms"][0] == "-" and rows["model_call_p50_ms"][1].isdigit()
     assert rows["tokens_per_case"][:3] == ["0.00", "120.00", "320.00"]
     assert rows["faithfulness_rate"][:2] == ["100.0%", "100.0%"]
     assert float(rows["faithfulness_rate"][2].rstrip("%")) < 100

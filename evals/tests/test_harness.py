@@ -8,7 +8,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
-from evals.harness import FrozenClock, parse_offset, read_cases, run_cases
+from evals.harness import FrozenClock, latency_percentiles, parse_offset, read_cases, run_cases
 
 ROOT = Path(__file__).resolve().parents[2]
 LIFECYCLE = ROOT / "evals" / "data" / "lifecycle" / "coverage.jsonl"
@@ -273,3 +273,17 @@ def test_the_coverage_walks_cover_every_path_of_the_case_loop():
         "pending-cancel",
     ):
         assert kind in ids, kind
+
+
+@pytest.mark.parametrize(
+    ("latencies", "expected"),
+    [
+        ([], {}),
+        ([300], {"model_call_p50_ms": 300, "model_call_p95_ms": 300}),
+        (list(range(1, 101)), {"model_call_p50_ms": 50, "model_call_p95_ms": 95}),
+        ([900, 100, 500, 300, 700], {"model_call_p50_ms": 500, "model_call_p95_ms": 900}),
+    ],
+    ids=["no-calls", "one-call", "hundred", "unsorted"],
+)
+def test_model_call_latency_is_reported_as_p50_and_p95(latencies, expected):
+    assert latency_percentiles(latencies) == expected
