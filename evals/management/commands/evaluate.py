@@ -262,11 +262,12 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps(document, indent=2))
         else:
             self.print_comparison(reports)
-        fell_back = {
+        errors = {
             spec: report.metrics()["model_errors"]
             for spec, report in reports.items()
-            if settings_for[spec]["LLM_BACKEND"] == "openai" and report.metrics()["model_errors"]
+            if settings_for[spec]["LLM_BACKEND"] == "openai"
         }
+        fell_back = {spec: n for spec, n in errors.items() if n}
         if fell_back:
             counts = ", ".join(f"{spec}: {n} failed model calls" for spec, n in fell_back.items())
             raise CommandError(
