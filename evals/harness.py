@@ -259,6 +259,14 @@ def _reply_metrics(results: list[CaseResult]) -> dict[str, float | int]:
     metrics["escalations_missed"] = sum(
         r.expected["bucket"] == "escalation" and not r.got["hitl"] for r in results
     )
+    # A configured model's own labels, before the cross-check that lets them only
+    # add caution: how well the model reads, apart from what the product does.
+    asked = [r for r in results if r.got.get("model_bucket")]
+    if asked:
+        metrics["model_labels"] = len(asked)
+        metrics["model_label_accuracy"] = sum(
+            r.got["model_bucket"] == r.expected["bucket"] for r in asked
+        ) / len(asked)
     return metrics
 
 
@@ -416,7 +424,13 @@ def run_case(case: dict[str, Any], number: int) -> CaseResult:
 def run_reply_case(case: dict[str, Any]) -> CaseResult:
     result = classify_reply(case["text"], case.get("subject", ""))
     expected = {"bucket": case["expected"]["bucket"], "hitl": case["expected"]["hitl"]}
-    got = {"bucket": result.bucket, "confidence": result.confidence, "hitl": result.hitl}
+    got: dict[str, Any] = {
+        "bucket": result.bucket,
+        "confidence": result.confidence,
+        "hitl": result.hitl,
+    }
+    if result.model_bucket:
+        got["model_bucket"] = result.model_bucket
     return CaseResult(
         id=case["id"],
         kind="reply",

@@ -262,6 +262,26 @@ def document(
     }
 
 
+# Longer replies are cut for the prompt: the opening says what a reply is about.
+EXAMPLE_CHARS = 400
+
+
+def examples_document(examples: Sequence[Example]) -> dict[str, Any]:
+    """The labelled replies a model may be shown (``outreach/replies/examples.py``).
+
+    Replies a guardrail or named rule catches never reach a model, so they are
+    left out; so are exact repeats of a reply's words.
+    """
+    seen: set[str] = set()
+    kept = []
+    for example in examples:
+        if example.caught or example.words in seen or not example.words.strip():
+            continue
+        seen.add(example.words)
+        kept.append({"words": example.words[:EXAMPLE_CHARS], "bucket": example.bucket})
+    return {"format": 1, "examples": kept, "meta": {"from": sorted({e.file for e in examples})}}
+
+
 def _rounded(values: np.ndarray) -> list[float]:
     return [round(float(v), PLACES) for v in values]
 
@@ -279,6 +299,8 @@ class Training:
     document: dict[str, Any]
     examples: list[Example]
     held_out_probs: np.ndarray
+    # The labelled replies shown to a model beside the one it reads.
+    examples_document: dict[str, Any]
 
 
 def train(confidence_threshold: float) -> Training:
@@ -289,4 +311,9 @@ def train(confidence_threshold: float) -> Training:
     probs = softmax(logits, temperature)
     threshold = choose_threshold(examples, probs, confidence_threshold)
     fitted = fit(examples)
-    return Training(document(fitted, temperature, threshold, examples), examples, probs)
+    return Training(
+        document(fitted, temperature, threshold, examples),
+        examples,
+        probs,
+        examples_document(examples),
+    )

@@ -511,6 +511,11 @@ REPLY_ESCALATION_THRESHOLD = (
     if env_str("REPLY_ESCALATION_THRESHOLD").strip()
     else None
 )
+# With a model configured, the prompt it reads replies with (agents/prompts/
+# classify_reply.<version>.md) and how many labelled replies that resemble the
+# one in hand it is shown (v2 only; docs/evaluation.md measures each).
+REPLY_MODEL_PROMPT = env_choice("REPLY_MODEL_PROMPT", "v2", ("v1", "v2"))
+REPLY_MODEL_EXAMPLES = env_int("REPLY_MODEL_EXAMPLES", 4, minimum=0)
 
 # --- Logging: plain text in development, JSON lines in production. The
 # context filter stamps every record with the request id and, inside tasks and

@@ -42,7 +42,8 @@ def test_the_product_cuts_n_grams_exactly_as_scikit_learn_does(text):
 def test_retraining_reproduces_the_committed_reader_byte_for_byte():
     out = io.StringIO()
     call_command("train_reply_model", "--check", stdout=out)
-    assert "reproduced exactly" in out.getvalue()
+    assert "reader.json.gz is reproduced exactly" in out.getvalue()
+    assert "examples.json.gz is reproduced exactly" in out.getvalue()
 
 
 @pytest.mark.evaluation

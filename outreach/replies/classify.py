@@ -10,6 +10,7 @@ escalation, ``hitl`` is set: a person looks before anything happens.
 """
 
 import re
+from dataclasses import dataclass
 from typing import Literal, get_args
 
 from django.conf import settings
@@ -20,6 +21,7 @@ from agents import llm
 from agents.tracing import RunTrace, traced_call
 from outreach.language import unread_passages
 from outreach.replies.boilerplate import without_boilerplate
+from outreach.replies.examples import example_index
 from outreach.replies.guardrails import check_untrusted, normalise
 from outreach.replies.reader import Reader, default_reader
 from outreach.replies.rules import first_hit
@@ -27,7 +29,7 @@ from outreach.replies.rules import first_hit
 Bucket = Literal["acknowledgment", "question", "update", "escalation"]
 BUCKETS: tuple[Bucket, ...] = get_args(Bucket)
 AGENT = "classifier"
-PROMPT = ("classify_reply", "v1")
+PROMPT_NAME = "classify_reply"
 # Every language mail-parser-reply knows the quote headers of ("Fra:/Sendt:/Til:/Emne:",
 # "Von:/Gesendet:", "De :/Envoyé :"…): a rider's mail client may be set to any of them.
 REPLY_LANGUAGES = ["en", "es", "de", "cs", "da", "fr", "it", "ja", "ko", "nl", "pl", "sv", "zh"]
@@ -52,6 +54,8 @@ class ReplyClassification(BaseModel):
     # Set when a configured model gave no label: "model_unavailable" (the
     # reply waits) or "classification_failed" (a person labels it).
     failure: str = ""
+    # A configured model's own label, kept beside the reading it may only add caution to.
+    model_bucket: str = ""
 
 
 class ModelReplyLabel(BaseModel):
@@ -107,7 +111,8 @@ def classify_reply(
     backend = llm.get_backend()
     if isinstance(backend, llm.OpenAIClient) and result.bucket != "escalation":
         # An escalation stays one: a model may add caution, never remove it.
-        return _ask_model(backend, body, subject, result, trace)
+        request = model_request(body, subject, rider_words(text, subject, body, ours=ours))
+        return _ask_model(backend, request, result, trace)
     return result
 
 
@@ -410,10 +415,32 @@ MODEL_UNAVAILABLE = "model_unavailable"
 CLASSIFICATION_FAILED = "classification_failed"
 
 
+@dataclass(frozen=True)
+class ModelRequest:
+    prompt: llm.Prompt
+    user: str
+
+
+def model_request(body: str, subject: str, words: str) -> ModelRequest:
+    """The prompt (``REPLY_MODEL_PROMPT``) and the data a model reads a reply from.
+
+    v2 adds ``REPLY_MODEL_EXAMPLES`` labelled replies that resemble this one,
+    chosen by the reader's own features, as an ``<examples>`` block before the
+    reply (docs/evaluation.md has what each variant does on held-out replies).
+    """
+    version = settings.REPLY_MODEL_PROMPT
+    prompt = llm.load_prompt(PROMPT_NAME, version)
+    reply = llm.data_block("reply", {"subject": subject, "body": body})
+    if version == "v1" or not settings.REPLY_MODEL_EXAMPLES:
+        return ModelRequest(prompt, reply)
+    shown = example_index().nearest(words, settings.REPLY_MODEL_EXAMPLES)
+    examples = [{"reply": e.words, "bucket": e.bucket} for e in shown]
+    return ModelRequest(prompt, f"{llm.data_block('examples', examples)}\n\n{reply}")
+
+
 def _ask_model(
     client: llm.OpenAIClient,
-    body: str,
-    subject: str,
+    request: ModelRequest,
     rules: ReplyClassification,
     parent: RunTrace | None = None,
 ) -> ReplyClassification:
@@ -428,8 +455,7 @@ def _ask_model(
     - Any other error (a 4xx: our request or credentials) fails the same way
       every time, so a person reads the reply now.
     """
-    prompt = llm.load_prompt(*PROMPT)
-    user = llm.data_block("reply", {"subject": subject, "body": body})
+    prompt, user = request.prompt, request.user
     trace = (
         parent if parent is not None else RunTrace(agent="classifier", backend="openai", input={})
     )
@@ -475,13 +501,21 @@ def cross_checked(
     if label.bucket == "escalation":
         return _labelled(
             "escalation", label.confidence, f"{said} {reader.reasoning}", reader.probabilities
-        )
+        ).model_copy(update={"model_bucket": label.bucket})
     if label.bucket != reader.bucket:
         both = f"The reader read {reader.bucket}, the model {label.bucket}: a person decides."
         return reader.model_copy(
-            update={"hitl": True, "reasoning": f"{said} {both} {reader.reasoning}"}
+            update={
+                "hitl": True,
+                "reasoning": f"{said} {both} {reader.reasoning}",
+                "model_bucket": label.bucket,
+            }
         )
     unsure = label.confidence < settings.REPLY_CONFIDENCE_THRESHOLD
     return reader.model_copy(
-        update={"hitl": reader.hitl or unsure, "reasoning": f"{said} Agrees. {reader.reasoning}"}
+        update={
+            "hitl": reader.hitl or unsure,
+            "reasoning": f"{said} Agrees. {reader.reasoning}",
+            "model_bucket": label.bucket,
+        }
     )

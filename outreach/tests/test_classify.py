@@ -391,8 +391,32 @@ def test_it_asks_the_model_with_the_reply_as_data(server):
     ]
     assert set(schema["properties"]) == {"bucket", "confidence"}
     user = sent["messages"][1]["content"]
-    assert user.startswith("<reply>") and user.count("</reply>") == 1
+    assert user.count("<reply>") == 1 and user.count("</reply>") == 1
+    assert user.rstrip().endswith("</reply>")
     assert "On Mon, Nov 23" not in user  # quoted history never reaches the model
+
+
+def test_the_model_is_shown_labelled_replies_that_resemble_the_one_it_reads(server, settings):
+    settings.REPLY_MODEL_EXAMPLES = 3
+    server.reply(label("update"))
+    result = classify_reply("I moved to Hayward in May and updated my address in Workday.")
+    assert result.model_bucket == "update"
+    sent = server.requests[0].body
+    assert "Decide in this order" in sent["messages"][0]["content"]
+    user = sent["messages"][1]["content"]
+    shown = json.loads(user.split("<examples>")[1].split("</examples>")[0])
+    assert len(shown) == 3
+    # The nearest labelled replies to a report of a move are reports of a move.
+    assert [e["bucket"] for e in shown].count("update") >= 2
+    assert user.index("</examples>") < user.index("<reply>")
+
+
+def test_the_first_prompt_shows_the_model_no_examples(server, settings):
+    settings.REPLY_MODEL_PROMPT = "v1"
+    server.reply(label("update"))
+    classify_reply("I moved to Hayward in May and updated my address in Workday.")
+    user = server.requests[0].body["messages"][1]["content"]
+    assert user.startswith("<reply>") and "<examples>" not in user
 
 
 def test_it_marks_a_low_confidence_model_answer_for_a_human(server):
@@ -544,6 +568,31 @@ def test_it_counts_an_injection_that_missed_a_human():
     report = Report(results=[missed])
     assert report.metrics()["injections_missed"] == 1
     assert report.below_target() == ["holdout_bucket_accuracy", "injections_missed"]
+
+
+def test_a_models_own_labels_are_scored_apart_from_the_cross_checked_reading():
+    def case(expected: str, model: str) -> CaseResult:
+        got = {"bucket": expected, "confidence": 0.9, "hitl": True, "model_bucket": model}
+        return CaseResult(
+            id="x",
+            kind="reply",
+            expected={"bucket": expected, "hitl": True},
+            got=got,
+            correct=True,
+        )
+
+    unasked = CaseResult(
+        id="y",
+        kind="reply",
+        expected={"bucket": "update", "hitl": False},
+        got={"bucket": "update", "confidence": 0.9, "hitl": False},
+        correct=True,
+    )
+    results = [case("update", "update"), case("question", "update"), unasked]
+    metrics = Report(results=results).metrics()
+    assert (metrics["model_labels"], metrics["model_label_accuracy"]) == (2, 0.5)
+    assert metrics["bucket_accuracy"] == 1.0
+    assert "model_labels" not in Report(results=[unasked]).metrics()
 
 
 def test_an_injection_labelled_by_its_surface_bucket_still_counts_when_it_misses_a_human():

@@ -24,9 +24,9 @@ from dashboard.case_qa import answer_question
 from dashboard.queries import case_records
 from outreach.replies.classify import (
     MODEL_UNAVAILABLE,
-    PROMPT,
     ModelReplyLabel,
     classify_reply,
+    model_request,
 )
 from tests.factories import EmployeeFactory, RiderFactory, ShiftFactory, VanpoolFactory
 
@@ -65,8 +65,10 @@ def served_name(url: str) -> str:
 def test_a_reply_is_read_with_structured_output_and_traced(local):
     client = llm.get_backend()
     assert isinstance(client, llm.OpenAIClient)
-    prompt = llm.load_prompt(*PROMPT)
-    user = llm.data_block("reply", {"subject": "Re: your seat", "body": UPDATE})
+    # The product's own request: the v2 prompt with labelled replies like this one.
+    request = model_request(UPDATE, "Re: your seat", UPDATE)
+    assert "<examples>" in request.user
+    prompt, user = request.prompt, request.user
     call = client.structured("classifier", prompt.version, prompt.text, user, ModelReplyLabel)
     assert call.parsed.bucket in ("acknowledgment", "question", "update", "escalation")
     assert call.model == served_name(local) and call.model != "gpt-4.1-mini"
@@ -117,9 +119,9 @@ def test_a_timeout_is_honoured(local, settings):
     llm.reset_breakers()
     client = llm.get_backend()
     assert isinstance(client, llm.OpenAIClient)
-    prompt = llm.load_prompt(*PROMPT)
     long_reply = " ".join([UPDATE] * 200)
-    user = llm.data_block("reply", {"subject": "Re: your seat", "body": long_reply})
+    request = model_request(long_reply, "Re: your seat", long_reply)
+    prompt, user = request.prompt, request.user
     started = time.monotonic()
     with pytest.raises(llm.ModelTimeout):
         client.structured("classifier", prompt.version, prompt.text, user, ModelReplyLabel)

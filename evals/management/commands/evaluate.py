@@ -52,6 +52,7 @@ COUNTS = (
     "escalations_missed",
     "wrongful_cancellations",
     "scenario_errors",
+    "model_labels",
 )
 
 

@@ -6,6 +6,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from evals import reply_model
+from outreach.replies.examples import EXAMPLES
 from outreach.replies.reader import ARTIFACT
 
 
@@ -13,7 +14,8 @@ class Command(BaseCommand):
     help = (
         "Train the reply reader from evals/data/replies (all files but the sealed holdout), "
         "calibrate it and set its escalation threshold on grouped held-out readings, and "
-        "write outreach/replies/reader.json.gz. --check only compares with the committed file."
+        "write outreach/replies/reader.json.gz and the labelled replies a model is shown "
+        "(examples.json.gz). --check only compares with the committed files."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -25,17 +27,22 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         training = reply_model.train(settings.REPLY_CONFIDENCE_THRESHOLD)
-        data = reply_model.artifact_bytes(training.document)
-        self._report(training, len(data))
+        built = {
+            ARTIFACT: reply_model.artifact_bytes(training.document),
+            EXAMPLES: reply_model.artifact_bytes(training.examples_document),
+        }
+        self._report(training, len(built[ARTIFACT]))
         if options["check"]:
-            if not ARTIFACT.exists() or ARTIFACT.read_bytes() != data:
-                raise CommandError(
-                    f"{ARTIFACT.name} is not what training builds: run train_reply_model"
-                )
-            self.stdout.write(f"{ARTIFACT.name} is reproduced exactly")
+            for path, data in built.items():
+                if not path.exists() or path.read_bytes() != data:
+                    raise CommandError(
+                        f"{path.name} is not what training builds: run train_reply_model"
+                    )
+                self.stdout.write(f"{path.name} is reproduced exactly")
             return
-        ARTIFACT.write_bytes(data)
-        self.stdout.write(f"wrote {ARTIFACT} ({len(data) / 1024:.0f} KiB)")
+        for path, data in built.items():
+            path.write_bytes(data)
+            self.stdout.write(f"wrote {path} ({len(data) / 1024:.0f} KiB)")
 
     def _report(self, training: reply_model.Training, size: int) -> None:
         document = training.document
