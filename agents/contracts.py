@@ -134,3 +134,38 @@ class ModelJudgement(BaseModel):
     confidence: int = Field(ge=1, le=5)
     reasoning: str
     riders: list[RiderFlag]
+
+
+class ModelDayHours(BaseModel):
+    """One working day as a model read it from HR's text, in the stored weekly shape."""
+
+    model_config = ConfigDict(extra="forbid")
+    day: Literal["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
+    start: str = Field(pattern=r"^([01]\d|2[0-3]):[0-5]\d$")
+    end: str = Field(pattern=r"^([01]\d|2[0-3]):[0-5]\d$")
+
+
+class ModelShiftFlag(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    employee_id: str
+    verdict: Verdict
+    reason: str
+    # The rider's working week as the model read it (empty: it could not).
+    # The rules check this reading against the van's schedule themselves.
+    schedule: list[ModelDayHours] = Field(default_factory=list)
+
+
+class ModelShiftJudgement(BaseModel):
+    """The shift specialist's answer: a verdict per rider and the week it read.
+
+    A verdict alone cannot be checked; a week can: the rules compare it with
+    the van's schedule, and only a confident reading they find fits may pass a
+    rider without a person (``audit/resolve.py``).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+    check: CheckName
+    verdict: Verdict
+    confidence: int = Field(ge=1, le=5)
+    reasoning: str
+    riders: list[ModelShiftFlag]

@@ -54,9 +54,16 @@ def van_with_free_text_rider(
     return vanpool.vanpool_id, steady.employee.employee_id, odd.employee.employee_id
 
 
-def judgement(**verdicts: str) -> str:
+def judgement(
+    confidence: int = 4, weeks: dict[str, list[dict[str, str]]] | None = None, **verdicts: str
+) -> str:
     riders = [
-        {"employee_id": emp, "verdict": v, "reason": "read the schedule"}
+        {
+            "employee_id": emp,
+            "verdict": v,
+            "reason": "read the schedule",
+            "schedule": (weeks or {}).get(emp, []),
+        }
         for emp, v in verdicts.items()
     ]
     overall = "fail" if "fail" in verdicts.values() else "pass"
@@ -64,11 +71,70 @@ def judgement(**verdicts: str) -> str:
         {
             "check": "shift",
             "verdict": overall,
-            "confidence": 4,
+            "confidence": confidence,
             "reasoning": "Read it.",
             "riders": riders,
         }
     )
+
+
+# HR's words the rules cannot turn into hours.
+UNREADABLE = "Mon to Fri, early or late depending on the week"
+
+
+def week(start: str, end: str) -> list[dict[str, str]]:
+    return [{"day": d, "start": start, "end": end} for d in ("Mon", "Tue", "Wed", "Thu", "Fri")]
+
+
+def test_a_confident_reading_the_rules_check_and_find_fits_passes_the_rider(server):
+    vanpool_id, steady, odd = van_with_free_text_rider(UNREADABLE)
+    answer = judgement(weeks={odd: week("07:00", "16:00")}, **{steady: "pass", odd: "pass"})
+    server.reply(Scripted(body=completion(answer)))
+    outcome = audit_vanpool(vanpool_id, audit_date=AUDIT_DATE)
+    assert outcome.status == "passed"
+    assert not Case.objects.exists()
+    shift = Verification.objects.get(check_type="shift")
+    assert shift.rider_flags == {steady: "pass", odd: "pass"}
+    summary = [e for e in shift.evidence if e["employee_id"] == odd]
+    # The rules' own comparison of the week the model read, named as such.
+    assert any(e["type"] == "shift_summary" and "a model read it" in e["note"] for e in summary)
+    assert not any(e["type"] == "unknown_input" for e in summary)
+
+
+@pytest.mark.parametrize(
+    ("confidence", "read", "verdict"),
+    [
+        (3, week("07:00", "16:00"), "pass"),  # a fitting week, but the model is not sure
+        (5, week("13:00", "22:00"), "pass"),  # sure, but the rules find the week misses the van
+        (5, [], "pass"),  # a verdict with no week: nothing the rules can check
+        (5, week("13:00", "22:00"), "fail"),  # a fail is never automatic on a model's reading
+    ],
+    ids=["unsure", "week-misses-the-van", "no-week", "fail"],
+)
+def test_any_other_reading_of_hr_text_stays_a_proposal_for_a_person(
+    server, confidence, read, verdict
+):
+    vanpool_id, steady, odd = van_with_free_text_rider(UNREADABLE)
+    answer = judgement(confidence, {odd: read}, **{steady: "pass", odd: verdict})
+    server.reply(Scripted(body=completion(answer)))
+    outcome = audit_vanpool(vanpool_id, audit_date=AUDIT_DATE)
+    assert outcome.status == "unknown"
+    assert Case.objects.get().meta["rider_flags"] == {odd: {"shift": "unknown"}}
+    assert not Message.objects.filter(direction="outbound").exists()
+
+
+def test_a_read_week_is_not_checked_against_a_bar_it_helps_set(server):
+    # No van schedule: the riders' majority shift stands in, and the model's
+    # reading of one rider would count towards that majority.
+    vanpool = VanpoolFactory(schedule=[])
+    flex = ShiftFactory(schedule=[], schedule_text=UNREADABLE)
+    odd = RiderFactory(vanpool=vanpool, employee=EmployeeFactory(home_zip="94587", shift=flex))
+    emp = odd.employee.employee_id
+    server.reply(
+        Scripted(body=completion(judgement(5, {emp: week("07:00", "16:00")}, **{emp: "pass"})))
+    )
+    outcome = audit_vanpool(vanpool.vanpool_id, audit_date=AUDIT_DATE)
+    assert outcome.status == "unknown"
 
 
 def test_it_asks_the_model_only_about_what_the_rules_could_not_read(server):
@@ -89,7 +155,7 @@ def test_it_asks_the_model_only_about_what_the_rules_could_not_read(server):
     assert (model_run.tokens_in, model_run.tokens_out, model_run.prompt_version) == (
         120,
         30,
-        "shift.v1",
+        "shift.v2",
     )
     assert model_run.cost_usd > 0
 

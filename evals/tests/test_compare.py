@@ -94,7 +94,7 @@ class StubModels:
             return {"error": {"message": "overloaded", "type": "server_error"}}
         good = model == "model-a"
         tokens = {"prompt_tokens": 100 if good else 300, "completion_tokens": 20}
-        if schema == "ModelJudgement":
+        if schema in ("ModelJudgement", "ModelShiftJudgement"):
             reasoning = "Weekdays 07:00-16:00." if good else "Lives 99.5 miles away; fine."
             content = {
                 "check": "shift",
