@@ -11,8 +11,6 @@ is needed to choose them.
 Only the model path loads this file; the reader alone never does.
 """
 
-import gzip
-import json
 import math
 from dataclasses import dataclass
 from functools import cache
@@ -21,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from outreach.replies.reader import Reader, default_reader
+from outreach.replies.reader import Reader, default_reader, read_artifact
 
 EXAMPLES = Path(__file__).resolve().parent / "examples.json.gz"
 
@@ -80,13 +78,8 @@ def examples_from_document(document: dict[str, Any]) -> tuple[LabelledReply, ...
     return tuple(LabelledReply(item["words"], item["bucket"]) for item in document["examples"])
 
 
-def read_examples(path: Path = EXAMPLES) -> dict[str, Any]:
-    with gzip.open(path, "rt", encoding="utf-8") as handle:
-        document: dict[str, Any] = json.load(handle)
-    return document
-
-
 @cache
 def example_index() -> ExampleIndex:
     """The committed examples under the committed reader, built once per process."""
-    return ExampleIndex(examples_from_document(read_examples()), default_reader())
+    # The same gzip'd JSON as the reader's own artifact.
+    return ExampleIndex(examples_from_document(read_artifact(EXAMPLES)), default_reader())
