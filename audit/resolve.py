@@ -18,6 +18,8 @@ import datetime as dt
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
+from django.conf import settings
+
 from agents import llm
 from agents.contracts import (
     Evidence,
@@ -34,12 +36,19 @@ from audit.facts import VanpoolFacts
 from audit.location import check_location
 from audit.shift import check_shift
 
-# The shift specialist also returns the week it read (shift.v2), so the rules can check it.
-PROMPT_VERSIONS = {"location": "v1", "shift": "v2"}
+# What each prompt version answers: shift.v2 also returns the week it read
+# (``SHIFT_MODEL_PROMPT``), so the rules can check it.
 SCHEMAS: dict[str, type[ModelJudgement] | type[ModelShiftJudgement]] = {
-    "location": ModelJudgement,
-    "shift": ModelShiftJudgement,
+    "location.v1": ModelJudgement,
+    "shift.v1": ModelJudgement,
+    "shift.v2": ModelShiftJudgement,
 }
+
+
+def prompt_version(check: str) -> str:
+    return settings.SHIFT_MODEL_PROMPT if check == "shift" else "v1"
+
+
 # A model's reading of what the rules could not parse is an interpretation,
 # not a measurement: it never carries more confidence than this.
 MODEL_CONFIDENCE_CAP = 3
@@ -108,7 +117,7 @@ def _ask_model(
     client: "llm.OpenAIClient",
     rules_trace: RunTrace,
 ) -> SpecialistResult:
-    prompt = llm.load_prompt(check, PROMPT_VERSIONS[check])
+    prompt = llm.load_prompt(check, prompt_version(check))
     user = llm.data_block("facts", facts) + "\n" + llm.data_block("rules_result", rules)
     trace = RunTrace(
         agent=check,
@@ -118,7 +127,8 @@ def _ask_model(
     )
     rules_trace.children.append(trace)
     try:
-        call = client.structured(check, prompt.version, prompt.text, user, SCHEMAS[check])
+        schema = SCHEMAS[prompt.version]
+        call = client.structured(check, prompt.version, prompt.text, user, schema)
     except llm.ModelError as error:
         _fill(trace, error.trace_fields())
         trace.output = {"fallback": "rules"}

@@ -516,6 +516,11 @@ REPLY_ESCALATION_THRESHOLD = (
 # one in hand it is shown (v2 only; docs/evaluation.md measures each).
 REPLY_MODEL_PROMPT = env_choice("REPLY_MODEL_PROMPT", "v2", ("v1", "v2"))
 REPLY_MODEL_EXAMPLES = env_int("REPLY_MODEL_EXAMPLES", 4, minimum=0)
+# With a model configured, the shift prompt: v1 answers verdicts only (a proposal
+# for a person); v2 also returns the week it read from HR's text, which the rules
+# check and may pass on (audit/resolve.py). The packaged local models rarely
+# answer v2's schema usably (docs/evaluation.md), so v1 is the default.
+SHIFT_MODEL_PROMPT = env_choice("SHIFT_MODEL_PROMPT", "v1", ("v1", "v2"))
 
 # --- Logging: plain text in development, JSON lines in production. The
 # context filter stamps every record with the request id and, inside tasks and

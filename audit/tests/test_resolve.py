@@ -57,13 +57,10 @@ def van_with_free_text_rider(
 def judgement(
     confidence: int = 4, weeks: dict[str, list[dict[str, str]]] | None = None, **verdicts: str
 ) -> str:
+    # shift.v1 answers verdicts only; shift.v2 also the week read for each rider.
     riders = [
-        {
-            "employee_id": emp,
-            "verdict": v,
-            "reason": "read the schedule",
-            "schedule": (weeks or {}).get(emp, []),
-        }
+        {"employee_id": emp, "verdict": v, "reason": "read the schedule"}
+        | ({} if weeks is None else {"schedule": weeks.get(emp, [])})
         for emp, v in verdicts.items()
     ]
     overall = "fail" if "fail" in verdicts.values() else "pass"
@@ -86,7 +83,12 @@ def week(start: str, end: str) -> list[dict[str, str]]:
     return [{"day": d, "start": start, "end": end} for d in ("Mon", "Tue", "Wed", "Thu", "Fri")]
 
 
-def test_a_confident_reading_the_rules_check_and_find_fits_passes_the_rider(server):
+@pytest.fixture
+def reads_the_week(settings):
+    settings.SHIFT_MODEL_PROMPT = "v2"
+
+
+def test_a_confident_reading_the_rules_check_and_find_fits_passes_the_rider(server, reads_the_week):
     vanpool_id, steady, odd = van_with_free_text_rider(UNREADABLE)
     answer = judgement(weeks={odd: week("07:00", "16:00")}, **{steady: "pass", odd: "pass"})
     server.reply(Scripted(body=completion(answer)))
@@ -101,6 +103,19 @@ def test_a_confident_reading_the_rules_check_and_find_fits_passes_the_rider(serv
     assert not any(e["type"] == "unknown_input" for e in summary)
 
 
+def test_the_first_shift_prompt_answers_verdicts_only(server):
+    vanpool_id, steady, odd = van_with_free_text_rider()
+    answer = judgement(5, None, **{steady: "pass", odd: "pass"})
+    server.reply(Scripted(body=completion(answer)))
+    outcome = audit_vanpool(vanpool_id, audit_date=AUDIT_DATE)
+    schema = server.requests[0].body["response_format"]["json_schema"]["schema"]
+    assert "schedule" not in json.dumps(schema)
+    # No week is asked for, so there is nothing the rules can check: a proposal.
+    assert outcome.status == "unknown"
+    shift = Verification.objects.get(check_type="shift")
+    assert shift.rider_flags[odd] == "unknown" and "Model reading:" in shift.reasoning
+
+
 @pytest.mark.parametrize(
     ("confidence", "read", "verdict"),
     [
@@ -112,7 +127,7 @@ def test_a_confident_reading_the_rules_check_and_find_fits_passes_the_rider(serv
     ids=["unsure", "week-misses-the-van", "no-week", "fail"],
 )
 def test_any_other_reading_of_hr_text_stays_a_proposal_for_a_person(
-    server, confidence, read, verdict
+    server, reads_the_week, confidence, read, verdict
 ):
     vanpool_id, steady, odd = van_with_free_text_rider(UNREADABLE)
     answer = judgement(confidence, {odd: read}, **{steady: "pass", odd: verdict})
@@ -123,7 +138,7 @@ def test_any_other_reading_of_hr_text_stays_a_proposal_for_a_person(
     assert not Message.objects.filter(direction="outbound").exists()
 
 
-def test_a_read_week_is_not_checked_against_a_bar_it_helps_set(server):
+def test_a_read_week_is_not_checked_against_a_bar_it_helps_set(server, reads_the_week):
     # No van schedule: the riders' majority shift stands in, and the model's
     # reading of one rider would count towards that majority.
     vanpool = VanpoolFactory(schedule=[])
@@ -155,7 +170,7 @@ def test_it_asks_the_model_only_about_what_the_rules_could_not_read(server):
     assert (model_run.tokens_in, model_run.tokens_out, model_run.prompt_version) == (
         120,
         30,
-        "shift.v2",
+        "shift.v1",
     )
     assert model_run.cost_usd > 0
 

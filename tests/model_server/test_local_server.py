@@ -82,7 +82,7 @@ def test_a_reply_is_read_with_structured_output_and_traced(local):
     assert result.bucket in ("update", "escalation")
 
 
-def test_hr_text_the_rules_cannot_read_is_read_by_the_model_and_never_fails_a_rider(local):
+def test_hr_text_the_rules_cannot_read_is_read_by_the_model_as_a_proposal(local):
     vanpool = VanpoolFactory(schedule=WEEKDAYS)
     flex = ShiftFactory(
         schedule=[], schedule_text="Mon to Fri, early or late depending on the week"
@@ -94,11 +94,7 @@ def test_hr_text_the_rules_cannot_read_is_read_by_the_model_and_never_fails_a_ri
     run = AgentRun.objects.get(backend="openai", agent="shift")
     assert run.tokens_in > 0 and run.latency_ms > 0 and run.model == served_name(local)
     assert outcome.model_calls == 1
-    # A proposal for a person, or a pass the rules checked on the week it read:
-    # never a failure on a model's word.
-    assert outcome.status in ("unknown", "passed")
-    answer = run.output["model"]
-    assert all("schedule" in rider for rider in answer["riders"])
+    assert outcome.status == "unknown"  # the model's reading goes to a person
 
 
 def test_a_case_question_gets_an_answer_from_the_model_or_a_checked_fallback(local):
