@@ -101,7 +101,8 @@ def classify_reply(
             guardrail=hit.rule,
         )
     body = strip_quoted(text)
-    result = read_words(rider_words(text, subject, body, ours=ours))
+    words = rider_words(text, subject, body, ours=ours)
+    result = read_words(words)
     if languages := unread_languages(body):
         # The reader read only part of it: what the rest says is for a person.
         why = f"Part of it is in a language the reader does not read ({', '.join(languages)})."
@@ -111,7 +112,7 @@ def classify_reply(
     backend = llm.get_backend()
     if isinstance(backend, llm.OpenAIClient) and result.bucket != "escalation":
         # An escalation stays one: a model may add caution, never remove it.
-        request = model_request(body, subject, rider_words(text, subject, body, ours=ours))
+        request = model_request(body, subject, words)
         return _ask_model(backend, request, result, trace)
     return result
 
