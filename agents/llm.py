@@ -328,6 +328,47 @@ def response_format_for(schema: type[BaseModel]) -> Any:
     return type_to_response_format_param(schema)
 
 
+# Keywords that already bound a string: an enum, a constant, a pattern or a format.
+_SHAPED_STRING = ("enum", "const", "pattern", "format")
+
+
+def bounded_schema(schema: Any, *, max_chars: int, max_items: int) -> Any:
+    """A copy of a JSON schema whose free strings and lists have an upper bound.
+
+    A grammar-constrained local model can keep writing one reason or repeating
+    one list entry until the token limit cuts it, which leaves nothing usable.
+    ``maxLength`` and ``maxItems`` become part of the server's grammar, so the
+    answer has to end. Existing tighter bounds are kept.
+    """
+    if isinstance(schema, list):
+        return [bounded_schema(item, max_chars=max_chars, max_items=max_items) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    bounded = {
+        key: bounded_schema(value, max_chars=max_chars, max_items=max_items)
+        for key, value in schema.items()
+    }
+    if bounded.get("type") == "string" and not any(key in bounded for key in _SHAPED_STRING):
+        bounded["maxLength"] = min(bounded.get("maxLength", max_chars), max_chars)
+    if bounded.get("type") == "array":
+        bounded["maxItems"] = min(bounded.get("maxItems", max_items), max_items)
+    return bounded
+
+
+@functools.cache
+def bounded_response_format_for(schema: type[BaseModel], max_chars: int, max_items: int) -> Any:
+    strict = response_format_for(schema)
+    return {
+        **strict,
+        "json_schema": {
+            **strict["json_schema"],
+            "schema": bounded_schema(
+                strict["json_schema"]["schema"], max_chars=max_chars, max_items=max_items
+            ),
+        },
+    }
+
+
 class OpenAIClient:
     backend = "openai"
 
@@ -356,6 +397,8 @@ class OpenAIClient:
         if self.response_style == "auto":
             self.response_style = "json_schema"
         self._may_fall_back = settings.LLM_RESPONSE_FORMAT == "auto"
+        # Bounds on free text and lists (LLM_OUTPUT_BOUNDS) until the server refuses them.
+        self.bounded = settings.LLM_OUTPUT_BOUNDS
         self._served_model: str | None = None
 
     @classmethod
@@ -463,8 +506,8 @@ class OpenAIClient:
                     seed=settings.LLM_SEED,
                 )
             except openai.APIStatusError as exc:
-                if self._refuses_json_schema(exc):
-                    continue  # asked again at once in the older format
+                if self._refuses_bounds(exc) or self._refuses_json_schema(exc):
+                    continue  # asked again at once in the format the server takes
                 cause, failure = exc, classify_failure(exc)
             except openai.APIError as exc:
                 cause, failure = exc, classify_failure(exc)
@@ -484,7 +527,13 @@ class OpenAIClient:
             self._sleep(delay)
 
     def _response_format(self, schema: type[BaseModel]) -> Any:
-        strict = response_format_for(schema)
+        strict = (
+            bounded_response_format_for(
+                schema, settings.LLM_OUTPUT_MAX_CHARS, settings.LLM_OUTPUT_MAX_ITEMS
+            )
+            if self.bounded
+            else response_format_for(schema)
+        )
         if self.response_style == "json_schema":
             return strict
         return {"type": "json_object", "schema": strict["json_schema"]["schema"]}
@@ -504,6 +553,21 @@ class OpenAIClient:
             exc.status_code,
         )
         self.response_style = "json_object"
+        return True
+
+    def _refuses_bounds(self, exc: openai.APIStatusError) -> bool:
+        """A server whose strict mode rejects maxLength/maxItems: drop the bounds, once."""
+        said = f"{exc.message} {exc.body}".lower()
+        if not self.bounded or exc.status_code not in (400, 422):
+            return False
+        if not any(word in said for word in ("maxlength", "maxitems")):
+            return False
+        log.warning(
+            "%s refuses bounds on the answer's length (HTTP %s); asking without them",
+            self.endpoint,
+            exc.status_code,
+        )
+        self.bounded = False
         return True
 
     def served_model(self) -> str:

@@ -2,8 +2,9 @@
 
 The reader (``outreach/replies/reader.py``) is a multinomial logistic
 regression over TF-IDF word 1–2-grams and character 2–5-grams of the rider's
-own words (``rider_words``), with one calibration temperature and an
-escalation threshold. This module builds it from the labelled replies and says
+own words (``rider_words``), with one calibration temperature, an
+escalation threshold (chosen for recall) and a review threshold below it
+(chosen so that no held-out escalation is acted on without a person). This module builds it from the labelled replies and says
 how well it reads replies it never saw:
 
 - **grouped cross-validation**: each source (one writer's batch) is held out in
@@ -163,6 +164,8 @@ class Policy:
 
     escalation_threshold: float
     confidence_threshold: float
+    # A possible escalation: the best ordinary reading, for a person (None: none below).
+    review_threshold: float | None = None
 
     def routes(self, example: Example, probs: np.ndarray) -> tuple[str, bool]:
         """(bucket, goes to a person) for one reply, as the product decides it."""
@@ -171,6 +174,8 @@ class Policy:
             return "escalation", True
         ordinary = sorted((b for b in BUCKETS if b != "escalation"), key=p.__getitem__)
         best, runner_up = ordinary[-1], ordinary[-2]
+        if self.review_threshold is not None and p["escalation"] >= self.review_threshold:
+            return best, True
         confidence = p[best] + (p[runner_up] if {best, runner_up} == SAME_ACTION else 0.0)
         return best, confidence < self.confidence_threshold
 
@@ -209,17 +214,45 @@ def choose_threshold(
     return 0.01
 
 
+def choose_review_threshold(
+    examples: Sequence[Example],
+    probs: np.ndarray,
+    confidence_threshold: float,
+    escalation_threshold: float,
+) -> float:
+    """The highest threshold, up to the escalation one, that acts on no held-out escalation alone.
+
+    Between it and the escalation threshold a reply keeps its likeliest
+    ordinary label but goes to a person: the label stays as good as the
+    reader's, and the caution costs automation only (``tradeoff``).
+    """
+    for threshold in np.round(np.arange(escalation_threshold, 0.0, -0.01), 2):
+        policy = Policy(escalation_threshold, confidence_threshold, float(threshold))
+        if score(examples, probs, policy)["escalations_acted_on_without_a_person"] == 0:
+            return float(threshold)
+    return 0.01
+
+
 def tradeoff(
-    examples: Sequence[Example], probs: np.ndarray, confidence_threshold: float
+    examples: Sequence[Example],
+    probs: np.ndarray,
+    confidence_threshold: float,
+    escalation_threshold: float,
 ) -> list[dict[str, float]]:
-    """Threshold → escalation recall and automation, on held-out readings."""
+    """The threshold for a person → escalation recall, acted alone, automation, accuracy.
+
+    Below the escalation threshold a reply goes to a person with its ordinary
+    label (the review threshold); above it, the threshold is the escalation one.
+    """
     rows = []
-    for threshold in (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5):
-        result = score(examples, probs, Policy(threshold, confidence_threshold))
+    for threshold in (0.03, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5):
+        policy = Policy(max(threshold, escalation_threshold), confidence_threshold, threshold)
+        result = score(examples, probs, policy)
         rows.append(
             {
                 "threshold": threshold,
                 "escalation_recall": result["escalation_recall"],
+                "acted_alone": result["escalations_acted_on_without_a_person"],
                 "automation": result["automation"],
                 "bucket_accuracy": result["bucket_accuracy"],
             }
@@ -228,9 +261,13 @@ def tradeoff(
 
 
 def document(
-    fitted: Fitted, temperature: float, threshold: float, examples: Sequence[Example]
+    fitted: Fitted,
+    temperature: float,
+    threshold: float,
+    review_threshold: float,
+    examples: Sequence[Example],
 ) -> dict[str, Any]:
-    """The artifact: vocabularies, idf, coefficients, temperature, threshold, provenance."""
+    """The artifact: vocabularies, idf, coefficients, temperature, thresholds, provenance."""
     blocks = []
     columns: list[np.ndarray] = []
     offset = 0
@@ -253,6 +290,7 @@ def document(
         "intercept": _rounded(fitted.model.intercept_[order]),
         "temperature": temperature,
         "escalation_threshold": threshold,
+        "review_threshold": review_threshold,
         "meta": {
             "trained_on": sorted({e.file for e in examples}),
             "replies": len(examples),
@@ -310,9 +348,10 @@ def train(confidence_threshold: float) -> Training:
     temperature = fit_temperature(logits, [e.bucket for e in examples])
     probs = softmax(logits, temperature)
     threshold = choose_threshold(examples, probs, confidence_threshold)
+    review = choose_review_threshold(examples, probs, confidence_threshold, threshold)
     fitted = fit(examples)
     return Training(
-        document(fitted, temperature, threshold, examples),
+        document(fitted, temperature, threshold, review, examples),
         examples,
         probs,
         examples_document(examples),

@@ -436,6 +436,15 @@ LLM_MAX_RETRIES = env_int("LLM_MAX_RETRIES", 3, minimum=0)
 # once with LLM_REASK_TOKEN_FACTOR times as many.
 LLM_MAX_TOKENS = env_int("LLM_MAX_TOKENS", 1024, minimum=16)
 LLM_REASK_TOKEN_FACTOR = env_int("LLM_REASK_TOKEN_FACTOR", 4, minimum=1)
+# Bounded answers: a small local model under a grammar can repeat itself until
+# the token limit. With bounds on, every free-text field and every list in the
+# schema sent carries a maximum (maxLength, maxItems) that the server's grammar
+# enforces, so the answer ends. OpenAI's strict mode rejects maxLength, so
+# bounds are on by default only for a server of one's own (OPENAI_BASE_URL),
+# and a server that refuses them is asked again without them.
+LLM_OUTPUT_BOUNDS = env_bool("LLM_OUTPUT_BOUNDS", bool(OPENAI_BASE_URL))
+LLM_OUTPUT_MAX_CHARS = env_int("LLM_OUTPUT_MAX_CHARS", 240, minimum=1)
+LLM_OUTPUT_MAX_ITEMS = env_int("LLM_OUTPUT_MAX_ITEMS", 16, minimum=1)
 # Sampling: 0 and a fixed seed, so the same reply gets the same reading.
 LLM_TEMPERATURE = env_float("LLM_TEMPERATURE", 0, minimum=0)
 LLM_SEED = env_int("LLM_SEED", 7, minimum=0)
@@ -509,6 +518,15 @@ REPLY_CONFIDENCE_THRESHOLD = env_float("REPLY_CONFIDENCE_THRESHOLD", 0.7, minimu
 REPLY_ESCALATION_THRESHOLD = (
     env_float("REPLY_ESCALATION_THRESHOLD", 0.0, minimum=0)
     if env_str("REPLY_ESCALATION_THRESHOLD").strip()
+    else None
+)
+# Below that, the escalation probability at or above which a reply still goes to
+# a person, as a card with the reader's best ordinary guess: it may be an
+# escalation. Unset: the reader's own, chosen so that no held-out escalation is
+# acted on without a person (docs/evaluation.md).
+REPLY_REVIEW_THRESHOLD = (
+    env_float("REPLY_REVIEW_THRESHOLD", 0.0, minimum=0)
+    if env_str("REPLY_REVIEW_THRESHOLD").strip()
     else None
 )
 # With a model configured, the prompt it reads replies with (agents/prompts/

@@ -755,3 +755,111 @@ def test_a_prompt_over_the_context_window_says_how_to_fix_it(client, server):
     with pytest.raises(ModelError, match="longer than the model server's context window") as failed:
         client.structured("classifier", "v1", "sys", "user", ReplyBucket)
     assert "--ctx-size" in str(failed.value)
+
+
+# --- Bounded answers ---------------------------------------------------------------------
+
+
+class Verdicts(BaseModel):
+    """A nested shape with free text, shaped strings and a list, as the audit contracts have."""
+
+    model_config = ConfigDict(extra="forbid")
+    reasoning: str
+    verdict: Literal["pass", "fail", "unknown"]
+    riders: list[ReplyBucket]
+    starts: list[str]
+
+
+def test_bounds_cap_free_text_and_lists_but_leave_shaped_strings_alone():
+    schema = {
+        "type": "object",
+        "properties": {
+            "reason": {"type": "string"},
+            "short": {"type": "string", "maxLength": 10},
+            "verdict": {"type": "string", "enum": ["pass", "fail"]},
+            "start": {"type": "string", "pattern": "^[0-2][0-9]:[0-5][0-9]$"},
+            "days": {"type": "array", "items": {"type": "string"}},
+        },
+        "$defs": {"Flag": {"type": "object", "properties": {"why": {"type": "string"}}}},
+    }
+
+    bounded = llm.bounded_schema(schema, max_chars=240, max_items=16)
+
+    props = bounded["properties"]
+    assert props["reason"]["maxLength"] == 240
+    assert props["short"]["maxLength"] == 10  # a tighter bound is kept
+    assert "maxLength" not in props["verdict"] and "maxLength" not in props["start"]
+    assert props["days"]["maxItems"] == 16
+    assert props["days"]["items"]["maxLength"] == 240
+    assert bounded["$defs"]["Flag"]["properties"]["why"]["maxLength"] == 240
+    assert "maxLength" not in schema["properties"]["reason"]  # the original is untouched
+
+
+def test_with_bounds_on_the_schema_sent_carries_them(client, server, settings):
+    settings.LLM_OUTPUT_MAX_CHARS, settings.LLM_OUTPUT_MAX_ITEMS = 200, 12
+    client.bounded = True
+    server.reply(
+        Scripted(
+            body=completion('{"reasoning": "r", "verdict": "pass", "riders": [], "starts": []}')
+        )
+    )
+
+    client.structured("shift", "v1", "sys", "user", Verdicts)
+
+    sent = server.requests[0].body["response_format"]["json_schema"]["schema"]
+    assert sent["properties"]["reasoning"]["maxLength"] == 200
+    assert sent["properties"]["riders"]["maxItems"] == 12
+    assert "maxLength" not in sent["properties"]["verdict"]
+
+
+def test_with_bounds_off_the_schema_sent_has_none(client, server):
+    client.bounded = False
+    server.reply(
+        Scripted(
+            body=completion('{"reasoning": "r", "verdict": "pass", "riders": [], "starts": []}')
+        )
+    )
+
+    client.structured("shift", "v1", "sys", "user", Verdicts)
+
+    sent = json.dumps(server.requests[0].body["response_format"])
+    assert "maxLength" not in sent and "maxItems" not in sent
+
+
+def test_a_server_refusing_bounds_is_asked_without_them_from_then_on(client, server):
+    client.bounded = True
+    refused = Scripted(
+        status=400,
+        body=api_error(
+            "Invalid schema for response_format 'Verdicts': In context=('properties', "
+            "'reasoning'), 'maxLength' is not permitted.",
+            "invalid_request_error",
+        ),
+    )
+    answer = '{"reasoning": "r", "verdict": "fail", "riders": [], "starts": []}'
+    server.reply(refused, Scripted(body=completion(answer)), Scripted(body=completion(answer)))
+
+    first = client.structured("shift", "v1", "sys", "user", Verdicts)
+    client.structured("shift", "v1", "sys", "user", Verdicts)
+
+    sent = [json.dumps(request.body["response_format"]) for request in server.requests]
+    assert ["maxLength" in body for body in sent] == [True, False, False]
+    assert first.parsed.verdict == "fail"
+    assert client.breaker.state == "closed"  # the switch is not a failure
+
+
+def test_an_unrelated_bad_request_keeps_the_bounds(client, server):
+    client.bounded = True
+    server.reply(Scripted(status=400, body=api_error("bad key", "invalid_request_error")))
+    with pytest.raises(ModelError, match="HTTP 400"):
+        client.structured("shift", "v1", "sys", "user", Verdicts)
+    assert client.bounded is True
+
+
+def test_bounds_are_on_by_default_only_for_a_server_of_ones_own(monkeypatch, tmp_path):
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.delenv("LLM_OUTPUT_BOUNDS", raising=False)
+    assert load_settings(monkeypatch, tmp_path)["LLM_OUTPUT_BOUNDS"] is False
+    local = load_settings(monkeypatch, tmp_path, OPENAI_BASE_URL="http://127.0.0.1:8088/v1")
+    assert local["LLM_OUTPUT_BOUNDS"] is True
+    assert (local["LLM_OUTPUT_MAX_CHARS"], local["LLM_OUTPUT_MAX_ITEMS"]) == (240, 16)

@@ -54,7 +54,7 @@ def test_the_product_reads_as_the_trained_pipeline_does():
 
     examples = reply_model.load_examples(["core"])
     fitted = reply_model.fit(examples)
-    reader = reader_from_document(reply_model.document(fitted, 1.0, 0.5, examples))
+    reader = reader_from_document(reply_model.document(fitted, 1.0, 0.5, 0.5, examples))
     words = [e.words for e in examples[:40]]
     expected = reply_model.softmax(fitted.logits(words), 1.0)
     got = np.array([[reader.probabilities(w)[b] for b in reply_model.BUCKETS] for w in words])
@@ -64,3 +64,55 @@ def test_the_product_reads_as_the_trained_pipeline_does():
 def test_the_committed_reader_says_what_it_was_trained_on():
     meta = default_reader().meta
     assert "holdout" not in meta["trained_on"] and meta["replies"] > 1000
+
+
+def reply(bucket: str, number: int) -> "object":
+    from evals import reply_model
+
+    return reply_model.Example(
+        id=f"r{number}",
+        source="s",
+        file="f",
+        text="",
+        subject="",
+        words="",
+        bucket=bucket,
+        caught=False,
+    )
+
+
+# Columns in BUCKETS order: acknowledgment, question, update, escalation.
+CALM_ESCALATION = [0.10, 0.78, 0.04, 0.08]  # likeliest a question, 8 % an escalation
+PLAIN_QUESTION = [0.02, 0.95, 0.02, 0.01]
+
+
+def test_a_possible_escalation_keeps_its_label_but_goes_to_a_person():
+    from evals import reply_model
+
+    assert reply_model.BUCKETS == ("acknowledgment", "question", "update", "escalation")
+    policy = reply_model.Policy(0.21, 0.7, review_threshold=0.05)
+
+    assert policy.routes(reply("escalation", 1), np.array(CALM_ESCALATION)) == ("question", True)
+    assert policy.routes(reply("question", 2), np.array(PLAIN_QUESTION)) == ("question", False)
+    without = reply_model.Policy(0.21, 0.7)
+    assert without.routes(reply("escalation", 1), np.array(CALM_ESCALATION)) == ("question", False)
+
+
+def test_the_review_threshold_is_the_highest_that_acts_on_no_escalation_alone():
+    from evals import reply_model
+
+    examples = [reply("escalation", 1), reply("question", 2), reply("question", 3)]
+    probs = np.array([CALM_ESCALATION, PLAIN_QUESTION, [0.03, 0.90, 0.02, 0.05]])
+
+    chosen = reply_model.choose_review_threshold(examples, probs, 0.7, 0.21)
+
+    assert chosen == 0.08  # reaches the calm escalation; the 5 % question stays automatic
+    scored = reply_model.score(examples, probs, reply_model.Policy(0.21, 0.7, chosen))
+    assert scored["escalations_acted_on_without_a_person"] == 0
+    assert scored["bucket_accuracy"] == pytest.approx(2 / 3, abs=1e-4)  # the reader's labels
+    assert scored["automation"] == pytest.approx(2 / 3, abs=1e-4)
+
+
+def test_the_committed_reader_carries_a_review_threshold_at_or_below_its_escalation_one():
+    reader = default_reader()
+    assert 0 < reader.review_threshold <= reader.escalation_threshold

@@ -317,7 +317,10 @@ def read_words(words: str, reader: Reader | None = None) -> ReplyClassification:
        which was chosen for recall on held-out data (``REPLY_ESCALATION_THRESHOLD``
        overrides it). Nothing outweighs either: a question or an update beside
        an escalation is kept in ``also`` for the person, not acted on.
-    3. Otherwise the likeliest of acknowledgment, question and update, which a
+    3. Below that but at or above the review threshold (``review_threshold``),
+       it may be an escalation: the likeliest ordinary reading goes to a person
+       as a card, never acted on alone.
+    4. Otherwise the likeliest of acknowledgment, question and update, which a
        person labels when its probability is below ``REPLY_CONFIDENCE_THRESHOLD``.
     """
     reader = reader or default_reader()
@@ -351,6 +354,18 @@ def read_words(words: str, reader: Reader | None = None) -> ReplyClassification:
         )
     reasoning = f"Reader: {shown}."
     confidence = round(probs[best], 3)
+    review = review_threshold(reader)
+    if probs["escalation"] >= review:
+        return ReplyClassification(
+            bucket=best,
+            confidence=confidence,
+            reasoning=(
+                f"{reasoning} Escalation at or above {review:.2f}: it may be one, "
+                "so a person reads it."
+            ),
+            hitl=True,
+            probabilities=probs,
+        )
     if not reading.words_known:
         # Nothing it has learned ("hmm", a name, a number): a guess from letters alone.
         return _labelled(best, min(confidence, 0.5), f"{reasoning} No word it knows.", probs)
@@ -370,6 +385,13 @@ def read_words(words: str, reader: Reader | None = None) -> ReplyClassification:
 def escalation_threshold(reader: Reader) -> float:
     override = settings.REPLY_ESCALATION_THRESHOLD
     return reader.escalation_threshold if override is None else override
+
+
+def review_threshold(reader: Reader) -> float:
+    """Where a possible escalation starts: never above the escalation threshold."""
+    override = settings.REPLY_REVIEW_THRESHOLD
+    review = reader.review_threshold if override is None else override
+    return min(review, escalation_threshold(reader))
 
 
 def unread_languages(body: str, reader: Reader | None = None) -> list[str]:

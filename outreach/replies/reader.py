@@ -106,6 +106,8 @@ class Reader:
     intercept: np.ndarray
     temperature: float
     escalation_threshold: float
+    # Below the escalation threshold: a possible escalation, for a person to read.
+    review_threshold: float
     meta: dict[str, Any]
     # Words of four letters or more the reader has weights for.
     known_words: frozenset[str] = frozenset()
@@ -151,6 +153,7 @@ def reader_from_document(document: dict[str, Any]) -> Reader:
         intercept=np.asarray(document["intercept"], dtype=np.float64),
         temperature=float(document["temperature"]),
         escalation_threshold=float(document["escalation_threshold"]),
+        review_threshold=float(document["review_threshold"]),
         meta=document.get("meta", {}),
         known_words=frozenset(
             term

@@ -11,11 +11,13 @@ from evals.harness import TARGETS, CaseResult, EvalFileError, Report, read_cases
 from outreach.replies.classify import (
     BUCKETS,
     classify_reply,
+    review_threshold,
     rider_words,
     strip_quoted,
     unread_languages,
 )
 from outreach.replies.guardrails import check_untrusted
+from outreach.replies.reader import default_reader
 from tests.llm_server import Scripted, api_error, completion, model_endpoint
 
 REPLIES = Path(__file__).resolve().parents[2] / "evals" / "data" / "replies" / "core.jsonl"
@@ -360,6 +362,27 @@ def test_it_asks_a_human_when_confidence_is_low(settings):
     assert classify_reply("Thanks. Where do I send my new schedule?").hitl is True
 
 
+def test_a_possible_escalation_goes_to_a_person_with_the_readers_best_guess(settings):
+    text = "Thanks. Where do I send my new schedule?"
+    reading = classify_reply(text)
+    escalation = reading.probabilities["escalation"]
+    settings.REPLY_ESCALATION_THRESHOLD = 0.99
+    settings.REPLY_CONFIDENCE_THRESHOLD = 0.0
+
+    settings.REPLY_REVIEW_THRESHOLD = escalation + 0.001
+    assert classify_reply(text).hitl is False
+
+    settings.REPLY_REVIEW_THRESHOLD = escalation
+    possible = classify_reply(text)
+    assert (possible.bucket, possible.hitl) == ("question", True)
+    assert "it may be one" in possible.reasoning
+
+
+def test_the_review_threshold_never_rises_above_the_escalation_one(settings):
+    settings.REPLY_ESCALATION_THRESHOLD, settings.REPLY_REVIEW_THRESHOLD = 0.3, 0.6
+    assert review_threshold(default_reader()) == 0.3
+
+
 def test_it_asks_a_human_when_nothing_is_recognised():
     result = classify_reply("hmm")
     assert result.confidence <= 0.5 and "No word it knows" in result.reasoning
@@ -643,7 +666,7 @@ def test_a_union_stewards_advice_to_update_the_portal_is_not_a_grievance():
     assert classify_reply("I'm bringing my union rep into this.").bucket == "escalation"
 
 
-def test_a_plea_for_the_seat_is_read_by_a_person_unless_a_fix_is_stated_beside_it():
+def test_a_plea_for_the_seat_is_read_by_a_person_with_a_fix_beside_it_read_as_the_update():
     plea = classify_reply("Do not cancel my membership.")
     assert check_untrusted("Do not cancel my membership.") is None  # asks people, not the system
     assert (plea.bucket, plea.hitl) == ("escalation", True)
@@ -651,7 +674,10 @@ def test_a_plea_for_the_seat_is_read_by_a_person_unless_a_fix_is_stated_beside_i
         "I moved from Bellingham to Tacoma in January and HR updated my address this "
         "morning. Please don't cancel my seat."
     )
-    assert (fixed.bucket, fixed.hitl) == ("update", False)
+    # The fix is the likeliest reading; the plea beside it may still be an
+    # escalation (below the escalation threshold, above the review one).
+    assert (fixed.bucket, fixed.hitl) == ("update", True)
+    assert "it may be one" in fixed.reasoning
     assert check_untrusted("Por favor no cancelen mi lugar en la van.") is None  # the same plea
     assert classify_reply("Por favor no cancelen mi lugar en la van.").hitl is True
     assert check_untrusted("No cancelen nada hasta que alguien me llame.") is not None

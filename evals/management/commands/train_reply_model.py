@@ -47,7 +47,9 @@ class Command(BaseCommand):
     def _report(self, training: reply_model.Training, size: int) -> None:
         document = training.document
         policy = reply_model.Policy(
-            document["escalation_threshold"], settings.REPLY_CONFIDENCE_THRESHOLD
+            document["escalation_threshold"],
+            settings.REPLY_CONFIDENCE_THRESHOLD,
+            document["review_threshold"],
         )
         held = reply_model.score(training.examples, training.held_out_probs, policy)
         features = sum(len(block["terms"]) for block in document["blocks"])
@@ -55,7 +57,8 @@ class Command(BaseCommand):
             f"trained on {document['meta']['replies']} replies "
             f"({', '.join(document['meta']['trained_on'])}); {features} features; "
             f"temperature {document['temperature']}; "
-            f"escalation threshold {document['escalation_threshold']:.2f}"
+            f"escalation threshold {document['escalation_threshold']:.2f}, "
+            f"review threshold {document['review_threshold']:.2f}"
         )
         self.stdout.write(
             "grouped held-out (one source out at a time): "
@@ -65,3 +68,15 @@ class Command(BaseCommand):
             f"{held['escalations_acted_on_without_a_person']}, "
             f"automation {held['automation']:.1%}"
         )
+        self.stdout.write("threshold for a person → recall, acted on alone, automation, accuracy:")
+        rows = reply_model.tradeoff(
+            training.examples,
+            training.held_out_probs,
+            settings.REPLY_CONFIDENCE_THRESHOLD,
+            document["escalation_threshold"],
+        )
+        for row in rows:
+            self.stdout.write(
+                f"  {row['threshold']:.2f}  {row['escalation_recall']:.1%}  "
+                f"{row['acted_alone']}  {row['automation']:.1%}  {row['bucket_accuracy']:.1%}"
+            )
