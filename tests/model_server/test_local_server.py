@@ -51,9 +51,12 @@ def local(settings):
     settings.LLM_TIMEOUT_SECONDS = 120
     settings.LLM_MAX_RETRIES = 0
     settings.LLM_MAX_TOKENS = 256  # wiring, not essays: keeps the stage's time bounded
+    settings.LLM_OUTPUT_BOUNDS = True  # the default for a server of one's own
     llm.reset_breakers()
+    llm._shared_client.cache_clear()
     yield url
     llm.reset_breakers()
+    llm._shared_client.cache_clear()
 
 
 def served_name(url: str) -> str:
@@ -74,6 +77,7 @@ def test_a_reply_is_read_with_structured_output_and_traced(local):
     assert call.model == served_name(local) and call.model != "gpt-4.1-mini"
     assert call.tokens_in > 0 and call.tokens_out > 0 and call.latency_ms > 0
     assert call.cost_usd == 0  # a local model has no price unless one is configured
+    assert client.bounded  # llama-server took the schema with maxLength and maxItems
 
     parent = RunTrace(agent="classifier", backend="openai", input={})
     result = classify_reply(UPDATE, "Re: your seat", trace=parent)
