@@ -4,8 +4,9 @@ The reader (``outreach/replies/reader.py``) is a multinomial logistic
 regression over TF-IDF word 1–2-grams and character 2–5-grams of the rider's
 own words (``rider_words``), with one calibration temperature, an
 escalation threshold (chosen for recall) and a review threshold below it
-(chosen so that no held-out escalation is acted on without a person). This module builds it from the labelled replies and says
-how well it reads replies it never saw:
+(chosen so that no held-out escalation is acted on without a person). This
+module builds it from the labelled replies and says how well it reads
+replies it never saw:
 
 - **grouped cross-validation**: each source (one writer's batch) is held out in
   turn and read by a reader trained on all the others — the estimate of a
