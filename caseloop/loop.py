@@ -217,7 +217,12 @@ def _act_on_reply(ctx: ReplyContext, reading: "Reading | None") -> str:
     if result.failure == CLASSIFICATION_FAILED:
         return ask_for_label(ctx, result, why="the model's answer was unusable twice")
     if result.hitl and result.bucket != "escalation":
-        return ask_for_label(ctx, result, why="the reader was not confident")
+        why = (
+            "it may be an escalation"
+            if result.possible_escalation
+            else "the reader was not confident"
+        )
+        return ask_for_label(ctx, result, why=why)
     return act_on_bucket(ctx, result.bucket, actor=AGENT)
 
 

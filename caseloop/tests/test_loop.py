@@ -465,6 +465,24 @@ def test_an_update_during_pre_cancel_that_fixes_nothing_waits_again_then_comes_b
     assert fresh.payload["employee_id"] == far.employee_id
 
 
+def test_a_possible_escalation_waits_for_a_person_with_the_readers_guess_and_a_holding_reply(
+    case, van, run, settings
+):
+    # Every ordinary reading counts as a possible escalation at these thresholds.
+    settings.REPLY_ESCALATION_THRESHOLD, settings.REPLY_REVIEW_THRESHOLD = 0.99, 0.0
+    far = far_rider(van)
+    deliver(run, reply(case, far, "I moved to Hayward in May and updated my address in Workday."))
+    case.refresh_from_db()
+    assert case.status == Status.HITL_REVIEW
+    label = PendingAction.objects.get(kind="label_reply", status="pending")
+    assert (label.payload["why"], label.payload["suggested_bucket"]) == (
+        "it may be an escalation",
+        "update",
+    )
+    assert label.payload["holding_reply"]["text"]
+    assert not Message.objects.filter(template="still_shows").exists()  # nothing re-audited
+
+
 def test_a_question_during_pre_cancel_waits_for_a_person_not_an_automatic_answer(
     case, van, run, _frozen_time
 ):

@@ -56,6 +56,9 @@ class ReplyClassification(BaseModel):
     failure: str = ""
     # A configured model's own label, kept beside the reading it may only add caution to.
     model_bucket: str = ""
+    # Read as an ordinary reply, but its escalation probability is at or above
+    # the review threshold: it may be one, so a person reads it.
+    possible_escalation: bool = False
 
 
 class ModelReplyLabel(BaseModel):
@@ -365,6 +368,7 @@ def read_words(words: str, reader: Reader | None = None) -> ReplyClassification:
             ),
             hitl=True,
             probabilities=probs,
+            possible_escalation=True,
         )
     if not reading.words_known:
         # Nothing it has learned ("hmm", a name, a number): a guess from letters alone.
