@@ -557,9 +557,9 @@ class OpenAIClient:
 
     def _refuses_bounds(self, exc: openai.APIStatusError) -> bool:
         """A server whose strict mode rejects maxLength/maxItems: drop the bounds, once."""
-        said = f"{exc.message} {exc.body}".lower()
         if not self.bounded or exc.status_code not in (400, 422):
             return False
+        said = f"{exc.message} {exc.body}".lower()
         if not any(word in said for word in ("maxlength", "maxitems")):
             return False
         log.warning(

@@ -66,8 +66,9 @@ def test_the_committed_reader_says_what_it_was_trained_on():
     assert "holdout" not in meta["trained_on"] and meta["replies"] > 1000
 
 
-def reply(bucket: str, number: int) -> "object":
-    from evals import reply_model
+def reply(bucket: str, number: int):
+    """A labelled reply whose words do not matter: the policy reads probabilities."""
+    from evals import reply_model  # scikit-learn: only with the evaluation step
 
     return reply_model.Example(
         id=f"r{number}",
