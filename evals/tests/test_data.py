@@ -31,8 +31,10 @@ def test_every_item_has_one_id_scheme_and_its_provenance():
     # 2,624 labelled before the learned reader, the 170 reply examples from the
     # former reply rules' unit tests (replies/reader-examples.jsonl) and 180 calm
     # and implied escalations with look-alikes from three writers (replies/calm-escalations),
-    # and 120 more from two writers (replies/implied-escalations).
-    assert len(seen) == 3094
+    # and 120 more from two writers (replies/implied-escalations), and 180 ordinary
+    # and escalated replies from Spanish-speaking and bilingual riders and riders
+    # leaving their seat, from three writers (replies/bilingual).
+    assert len(seen) == 3274
 
 
 def test_every_file_has_targets():
