@@ -47,6 +47,7 @@ TRAINING_FILES = (
     "false-alarms",
     "reader-examples",
     "calm-escalations",
+    "bilingual",
 )
 HOLDOUT_FILE = "holdout"
 # Inverse regularisation strength; chosen by grouped cross-validation over
