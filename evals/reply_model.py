@@ -48,6 +48,7 @@ TRAINING_FILES = (
     "reader-examples",
     "calm-escalations",
     "bilingual",
+    "leaving",
 )
 HOLDOUT_FILE = "holdout"
 # Inverse regularisation strength; chosen by grouped cross-validation over

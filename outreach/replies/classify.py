@@ -357,6 +357,8 @@ def read_words(words: str, reader: Reader | None = None) -> ReplyClassification:
         )
     reasoning = f"Reader: {shown}."
     confidence = round(probs[best], 3)
+    # What the reply rests on is in a file nobody here has opened.
+    attached = " It refers to an attachment." if _ATTACHMENT.search(words) else ""
     review = review_threshold(reader)
     if probs["escalation"] >= review:
         return ReplyClassification(
@@ -364,7 +366,7 @@ def read_words(words: str, reader: Reader | None = None) -> ReplyClassification:
             confidence=confidence,
             reasoning=(
                 f"{reasoning} Escalation at or above {review:.2f}: it may be one, "
-                "so a person reads it."
+                f"so a person reads it.{attached}"
             ),
             hitl=True,
             probabilities=probs,
@@ -373,11 +375,8 @@ def read_words(words: str, reader: Reader | None = None) -> ReplyClassification:
     if not reading.words_known:
         # Nothing it has learned ("hmm", a name, a number): a guess from letters alone.
         return _labelled(best, min(confidence, 0.5), f"{reasoning} No word it knows.", probs)
-    if _ATTACHMENT.search(words):
-        # What the reply rests on is in a file nobody here has opened.
-        return _labelled(
-            best, min(confidence, 0.5), f"{reasoning} It refers to an attachment.", probs
-        )
+    if attached:
+        return _labelled(best, min(confidence, 0.5), f"{reasoning}{attached}", probs)
     if {best, runner_up} == SAME_ACTION:
         # Torn between update and acknowledgment only: both re-audit at once,
         # so there is nothing for a person to choose between.
