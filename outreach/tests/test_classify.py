@@ -78,10 +78,11 @@ def test_asking_for_a_person_outweighs_the_facts_beside_it():
     assert (result.bucket, result.hitl) == ("escalation", True)
 
 
-@pytest.mark.parametrize("review_threshold", [None, 1.0])
+@pytest.mark.parametrize("review_threshold", [0.0, 1.0])
 def test_a_reply_resting_on_an_attachment_goes_to_a_person(settings, review_threshold):
-    # With the reader's review threshold, and with none (1.0 is capped at the
-    # escalation threshold): the person is told why either way.
+    # Read as a possible escalation (0.0: every reply is in the review band) and
+    # read plainly (1.0 is capped at the escalation threshold, so there is no
+    # band): the person is told why either way, whatever the reader's own threshold.
     settings.REPLY_REVIEW_THRESHOLD = review_threshold
     result = classify_reply("Please see attached letter from my doctor.\n\nSent from my iPhone")
     assert (result.bucket, result.hitl) == ("update", True)
