@@ -38,9 +38,12 @@ from vanpools.mapping import (
     load_mapping,
     lookup,
     map_row,
+    record_keys,
     seats_from_riders,
+    typo_distance,
     used_keys,
 )
+from vanpools.mapping_checks import did_you_mean, unmatched_paths, unmatched_rider_keys
 from vanpools.models import Employee, Leave, Rider, Shift, Vanpool
 from vanpools.schedules import (
     DaySpan,
@@ -183,6 +186,7 @@ def read_mapping(mapping: RosterMapping | Path | str | None) -> RosterMapping | 
 
 def _import(tables: list["_Table"], read: "_Read", *, dry_run: bool) -> ImportResult:
     tables = _seat_riders(tables, read)
+    _check_paths(tables, read)
     run = _Run(tables, read.errors)
     run.plan()
     kinds = [table.kind for table in tables]
@@ -251,6 +255,9 @@ class _Table:
     rows: list[_Row]
     # Columns whose absence the header check already reported, so rows don't repeat it.
     missing_columns: set[str] = field(default_factory=set)
+    # JSON: where the rows are, and the rows as given, to check the mapping's paths against.
+    where: str = ""
+    sources: list[object] | None = None
 
 
 def _read_text(path: Path) -> str:
@@ -327,8 +334,25 @@ def _json_tables(data: object, *, kind: str | None, read: _Read) -> list[_Table]
         if not isinstance(rows, list):
             read.error(path, "", f"expected a list of rows, found {_type_name(rows)}")
             continue
-        tables.append(_Table(name, _json_rows(name, path, rows, read)))
+        tables.append(_Table(name, _json_rows(name, path, rows, read), where=path, sources=rows))
     return tables
+
+
+def _check_paths(tables: list[_Table], read: _Read) -> None:
+    """A mapped path that no JSON row holds is an error, as a CSV column the file lacks is."""
+    for table in tables:
+        if table.sources is None or read.mapping is None:
+            continue
+        for found in unmatched_paths(read.spec(table.kind), table.sources):
+            message = (
+                f"the mapping reads this path for {found.column}, "
+                f"but no row of {table.where} has it{found.hint}"
+            )
+            read.error(table.where, found.path, message)
+            table.missing_columns.add(found.column)  # reported here, not again on every row
+            # Nor what the rows made of the path's absence (a schedule's days with no hours).
+            labels = {(row.where, row.column(found.column)) for row in table.rows}
+            read.errors[:] = [e for e in read.errors if (e.where, e.field) not in labels]
 
 
 def _json_sections(data: object, kind: str | None, read: _Read) -> dict[str, tuple[str, object]]:
@@ -572,10 +596,12 @@ def _check_header(
                 path.strip().lower() not in names
                 and path.split(".")[0].strip().lower() not in names
             ):
+                hint = did_you_mean(path, [dict.fromkeys(header, "")])
                 read.error(
                     "line 1",
                     path,
-                    f"the mapping reads this column for {column}, but the file has no such column",
+                    f"the mapping reads this column for {column}, "
+                    f"but the file has no such column{hint}",
                 )
                 absent.add(column)
     for column in sorted(missing):
@@ -612,27 +638,12 @@ def _suggest(name: object, known: Iterable[str]) -> str:
     """
     given = str(name).strip().lower()
     for candidate in difflib.get_close_matches(given, list(known), n=3):
-        if _typo_distance(given, candidate) <= (1 if len(candidate) <= 6 else 2) or (
+        if typo_distance(given, candidate) <= (1 if len(candidate) <= 6 else 2) or (
             min(len(given), len(candidate)) >= 5
             and (given.startswith(candidate) or candidate.startswith(given))
         ):
             return f"; did you mean {candidate}?"
     return ""
-
-
-def _typo_distance(a: str, b: str) -> int:
-    """Edits between two names, a swap of neighbours counting as one (Damerau, OSA)."""
-    rows = [list(range(len(b) + 1))]
-    for i, ca in enumerate(a, start=1):
-        row = [i]
-        for j, cb in enumerate(b, start=1):
-            cost = 0 if ca == cb else 1
-            best = min(rows[-1][j] + 1, row[j - 1] + 1, rows[-1][j - 1] + cost)
-            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
-                best = min(best, rows[-2][j - 2] + 1)
-            row.append(best)
-        rows.append(row)
-    return rows[-1][-1]
 
 
 # Reading cells --------------------------------------------------------------
@@ -765,12 +776,29 @@ def _leave_spans(raw: object) -> set[tuple[date, date]]:
         if not item:
             continue
         first, separator, last = item.partition("..")
-        start = _date(first)
-        end = _date(last) if separator else start
+        try:
+            start = _date(first)
+            end = _date(last) if separator else start
+        except _CellError as exc:
+            raise _CellError(str(exc) + _separator_hint(item)) from None
         if end < start:
             raise _CellError(f"'{item}' ends before it starts")
         spans.add((start, end))
     return spans
+
+
+ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
+def _separator_hint(item: str) -> str:
+    """Several dates in one item were listed with another separator than ``;``."""
+    dates = ISO_DATE.findall(item)
+    if len(dates) < 2 or ".." in item:
+        return ""
+    return (
+        f"; dates are separated by ';', as in '{'; '.join(dates)}' "
+        f"(a range is written {dates[0]}..{dates[1]})"
+    )
 
 
 def _one_vanpool(raw: object) -> str:
@@ -966,6 +994,8 @@ class _Run:
         if kind == "employees" and "home_zip" in values:
             values["home_zip_as_given"] = zip_as_given(_text(row.cells["home_zip"]))
         for lat, lng in COORDINATE_PAIRS[kind]:
+            if {lat, lng} & {*row.failed, *missing_reported}:
+                continue  # one of the pair is already reported
             if (lat in row.cells) != (lng in row.cells):
                 self._error(row, lng if lat in row.cells else lat, f"give {lat} and {lng} together")
         return values
@@ -1004,6 +1034,8 @@ class _Run:
             instance.full_clean(exclude=exclude, validate_unique=False, validate_constraints=False)
         except ValidationError as exc:
             reported = {error.field for error in self.errors[first_error:]}
+            # Columns the mapping could not make are reported already, once.
+            reported |= {*row.failed, *self.tables[kind].missing_columns}
             for name, messages in exc.message_dict.items():
                 column = "" if name == "__all__" else name
                 if column in reported:
@@ -1359,23 +1391,33 @@ def _seat_riders(tables: list[_Table], read: _Read) -> list[_Table]:
     vanpools = by_kind.get("vanpools")
     if vanpools is None or all(row.riders is None for row in vanpools.rows):
         return tables
-    employees = by_kind.get("employees") or _Table("employees", [])
+    employees = by_kind.get("employees") or _Table(
+        "employees", [], where=f"{vanpools.where}[*].{RIDERS}", sources=[]
+    )
     rows = {_cell_text(row, "employee_id"): row for row in employees.rows}
     recipe = read.spec("vanpools").columns.get(RIDERS)
+    records = record_keys(read.spec("employees"), _accepted_names("employees"))
     unknown: dict[str, list[str]] = {}
+    ignored: dict[str, list[str]] = {}
+    given: list[object] = []
     for vanpool in vanpools.rows:
         vanpool_id = _cell_text(vanpool, "vanpool_id")
         if vanpool.riders is None or not vanpool_id:
             continue
-        seats, problems = seats_from_riders(vanpool.riders, recipe)
+        given += vanpool.riders if isinstance(vanpool.riders, list) else []
+        seats, problems = seats_from_riders(vanpool.riders, recipe, records)
         for place, message in problems:
             read.error(vanpool.where, place, message)
         for seat in seats:
             where = f"{vanpool.where}.{seat.where}"
+            for key in seat.ignored:
+                ignored.setdefault(key, []).append(where)
             if seat.record is not None:
-                record = _record_row(seat, where, read, unknown)
+                record = _record_row(seat, where, read, unknown, records)
                 rows.setdefault(seat.employee_id, record)
                 employees.rows.append(record)  # a second row for one ID: planning says so
+                if employees.sources is not None:
+                    employees.sources.append(seat.record)
                 _seat(record, vanpool, vanpool_id, seat, read)
                 continue
             row = rows.get(seat.employee_id)
@@ -1385,12 +1427,43 @@ def _seat_riders(tables: list[_Table], read: _Read) -> list[_Table]:
                 employees.rows.append(row)
             _seat(row, vanpool, vanpool_id, seat, read)
     read.unknown_columns("employees", unknown)
+    _ignored_rider_keys(ignored, read)
+    for found in unmatched_rider_keys(recipe, given):
+        message = f"no rider object of {vanpools.where} has this key{found.hint}"
+        read.error(vanpools.where, f"{found.column} = '{found.path}'", message)
     if "employees" not in by_kind and employees.rows:
         tables = [*tables, employees]
     return tables
 
 
-def _record_row(seat: Seat, where: str, read: _Read, unknown: dict[str, list[str]]) -> _Row:
+def _ignored_rider_keys(ignored: dict[str, list[str]], read: _Read) -> None:
+    """A seat object's own keys (``participant_id``): named once; unmapped, an error."""
+    if not ignored:
+        return
+    if read.mapping is not None:
+        names = ", ".join(sorted(ignored, key=str.lower))
+        read.warnings.append(
+            f"vanpools: ignored {_plural(len(ignored), 'key')} of rider objects "
+            f"the mapping does not use: {names}"
+        )
+        return
+    for key, places in ignored.items():
+        rows = f" (in {_plural(len(places), 'rider')})" if len(places) > 1 else ""
+        read.error(
+            places[0],
+            key,
+            f"unknown key in a rider object{rows}"
+            + (
+                _suggest(key, COLUMNS["employees"])
+                or "; a seat gives employee_id and joined (a whole record, the employee's "
+                "columns); a mapping file (--mapping) can ignore it"
+            ),
+        )
+
+
+def _record_row(
+    seat: Seat, where: str, read: _Read, unknown: dict[str, list[str]], records: set[str]
+) -> _Row:
     record = cast(dict, seat.record)
     spec = read.spec("employees")
     used = used_keys(spec, _accepted_names("employees")) | {"id", "joined"}
@@ -1399,6 +1472,18 @@ def _record_row(seat: Seat, where: str, read: _Read, unknown: dict[str, list[str
             unknown.setdefault(str(key), []).append(where)
     row = _mapped_row("employees", spec, record, where, read)
     row.cells.setdefault("employee_id", seat.employee_id)
+    lacking = [c for c in REQUIRED["employees"] if c not in row.cells and c not in row.failed]
+    if lacking:
+        # Say once why the object was read as a record, not "a value is required" per column.
+        holds = ", ".join(str(key) for key in record if str(key).strip().lower() in records)
+        read.error(
+            where,
+            "",
+            f"read as the employee's whole record because it holds {holds}, but it has no "
+            f"{', '.join(lacking)}: give all of them, or only the ID and joined to seat an "
+            "employee already stored",
+        )
+        row.failed.update(lacking)
     return row
 
 

@@ -11,6 +11,7 @@ It knows nothing of the database: every function here is pure.
 """
 
 import datetime as dt
+import difflib
 import json
 import re
 import string
@@ -155,7 +156,55 @@ def parse_mapping(
                 )
     if not any(mapping.for_kind(kind) for kind in KINDS):
         raise MappingError(where, "the mapping names none of shifts, vanpools, employees")
+    for kind in KINDS:
+        spec = mapping.for_kind(kind)
+        for name, recipe in spec.columns.items() if spec else ():
+            problem = _recipe_problem(name, recipe)
+            if problem is not None:
+                key, message = problem
+                raise MappingError(where, f"{kind}.columns.{name}.{key}: {message}")
     return mapping
+
+
+# Where each recipe key means something. A key given where it means nothing was
+# ignored, and the data it was meant to read was lost without a word: refused.
+TRANSFORM_KEYS = ("take", "values", "format", "date_format")
+RIDER_KEYS = ("from", "id", "joined", "format", "date_format")
+DATE_COLUMNS = ("joined", "pto", "leave")
+
+
+def _recipe_problem(name: str, recipe: Recipe) -> tuple[str, str] | None:
+    """(key, why) for the first key of a recipe that would be ignored for this column."""
+    given = ["from" if key == "source" else key for key in recipe.model_fields_set]
+    if name == RIDERS:
+        for key in given:
+            if key not in RIDER_KEYS:
+                return key, (
+                    "not a key of a rider list's recipe (it takes from, id, joined, format "
+                    "for the IDs and date_format for the joined dates)"
+                )
+        if isinstance(recipe.source, list):
+            return "from", "a rider list is read from one path, not a list of them"
+        return None
+    for key in ("id", "joined"):
+        if key in given:
+            return key, (
+                "only a rider list (vanpools.columns.riders) has id and joined, naming keys in "
+                f"its objects; {name} is read with from"
+            )
+    if recipe.source is None:
+        for key in TRANSFORM_KEYS:
+            if key in given:
+                origin = "value" if recipe.value is not None else "a schedule's parts"
+                return key, f"transforms a value read with from, not {origin}"
+    if "sep" in given and not isinstance(recipe.source, list):
+        return "sep", 'joins a list of columns, from = ["A", "B"]; this from is one column'
+    if recipe.date_format is not None and name not in DATE_COLUMNS:
+        return "date_format", f"{name} holds no dates (date_format reads joined, pto and leave)"
+    schedule = [key for key in SCHEDULE_KEYS if key in given]
+    if schedule and name != "schedule":
+        return schedule[0], f"builds a schedule, and {name} is not the schedule column"
+    return None
 
 
 def _decode(text: str, suffix: str, where: str) -> dict[str, Any]:
@@ -178,8 +227,44 @@ def _decode(text: str, suffix: str, where: str) -> dict[str, Any]:
 def _pydantic_message(error: Any) -> str:
     message = str(error["msg"]).removeprefix("Value error, ")
     if error["type"] == "extra_forbidden":
-        return "not a mapping key"
+        return "not a mapping key" + _closest(str(error["loc"][-1]), _keys_at(error["loc"]))
     return message
+
+
+RECIPE_KEYS = ("from", "value", "sep", *TRANSFORM_KEYS, *SCHEDULE_KEYS, "id", "joined")
+
+
+def _keys_at(loc: tuple[object, ...]) -> tuple[str, ...]:
+    """The keys the mapping accepts where an unknown one was found."""
+    if len(loc) == 1:
+        return KINDS
+    if len(loc) == 2:
+        return ("rows", "columns")
+    return RECIPE_KEYS
+
+
+def _closest(given: str, known: Iterable[str]) -> str:
+    """The known key a slip of the fingers would make ``given`` (``form`` → ``from``)."""
+    wanted = given.strip().lower()
+    found = difflib.get_close_matches(wanted, list(known), n=3, cutoff=0.6)
+    if not found:
+        return ""
+    return f"; did you mean {min(found, key=lambda key: typo_distance(wanted, key))}?"
+
+
+def typo_distance(a: str, b: str) -> int:
+    """Edits between two names, a swap of neighbours counting as one (Damerau, OSA)."""
+    rows = [list(range(len(b) + 1))]
+    for i, ca in enumerate(a, start=1):
+        row = [i]
+        for j, cb in enumerate(b, start=1):
+            cost = 0 if ca == cb else 1
+            best = min(rows[-1][j] + 1, row[j - 1] + 1, rows[-1][j - 1] + cost)
+            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
+                best = min(best, rows[-2][j - 2] + 1)
+            row.append(best)
+        rows.append(row)
+    return rows[-1][-1]
 
 
 # Reading a source row ------------------------------------------------------------------
@@ -355,9 +440,27 @@ def _dates(value: object, date_format: str) -> object:
     text = str(value).strip()
     parts = []
     for item in (piece.strip() for piece in text.split(";")):
-        if item:
+        if not item:
+            continue
+        try:
             parts.append("..".join(_one_date(end, date_format) for end in DATE_RANGE.split(item)))
+        except RecipeError as exc:
+            raise RecipeError(str(exc) + _separator_hint(item, date_format)) from None
     return "; ".join(parts)
+
+
+def _separator_hint(item: str, date_format: str) -> str:
+    """Dates listed with commas: say that the list's separator is ``;``."""
+    pieces = [piece.strip() for piece in item.split(",")]
+    if len(pieces) < 2 or "," in date_format:
+        return ""
+    try:
+        for piece in pieces:
+            for end in DATE_RANGE.split(piece):
+                _one_date(end, date_format)
+    except RecipeError:
+        return ""
+    return f"; dates are separated by ';', as in '{'; '.join(pieces)}'"
 
 
 def _one_date(text: str, date_format: str) -> str:
@@ -425,19 +528,45 @@ class Seat:
     where: str = ""
     # The rider's whole record when the list holds employees, not just references.
     record: dict | None = None
+    # A reference's keys that are neither its ID nor its start date: not read.
+    ignored: tuple[str, ...] = ()
+
+
+# Columns a rider object may give without being the employee's whole record.
+REFERENCE_COLUMNS = ("employee_id", "vanpool_id", "joined")
+
+
+def record_keys(spec: KindMapping, columns: Iterable[str]) -> set[str]:
+    """Top-level keys (lower case) that make a rider object the employee's whole record.
+
+    The keys the employees' rows are read from (through the mapping, else the
+    roster's names), less those of an ID and a start date: a vendor's seat
+    object may carry its own keys (``participant_id``) beside the ID.
+    """
+    keys = {
+        name.lower()
+        for name in columns
+        if name not in spec.columns and name not in (*REFERENCE_COLUMNS, RIDERS)
+    }
+    for name, recipe in spec.columns.items():
+        if name not in REFERENCE_COLUMNS:
+            keys |= {path.split(".")[0].strip().lower() for path in recipe.paths()}
+    return keys
 
 
 def seats_from_riders(
-    value: object, recipe: Recipe | None
+    value: object, recipe: Recipe | None, records: Iterable[str] = ()
 ) -> tuple[list[Seat], list[tuple[str, str]]]:
     """The employees a vanpool's rider list seats, and what in it could not be read.
 
     A list of employee IDs, or of objects holding one (``employee_id``, or
     ``id``, or the key the mapping names) and optionally ``joined``; an object
-    with more keys than those is the employee's whole record.
+    holding any of ``records`` (see record_keys) is the employee's whole record,
+    and any other key of a reference is ignored (and named in ``Seat.ignored``).
     """
     id_key = recipe.id if recipe and recipe.id else None
     joined_key = recipe.joined if recipe and recipe.joined else "joined"
+    date_format = recipe.date_format if recipe else None
     if not isinstance(value, list):
         return [], [(RIDERS, f"found {_shown(value)[:60]}; expected {_riders_shape(id_key)}")]
     seats: list[Seat] = []
@@ -457,9 +586,19 @@ def seats_from_riders(
             problems.append((where, f"found {_shown(item)[:60]}; expected {_riders_shape(id_key)}"))
             continue
         joined = lookup(item, joined_key) if isinstance(item, dict) else MISSING
+        if date_format is not None and not is_blank(joined):
+            try:
+                joined = _dates(joined, date_format)
+            except RecipeError as exc:
+                problems.append((where, f"{joined_key}: {exc}"))
+                continue
         seat = Seat(_rider_id(employee_id, recipe), None if is_blank(joined) else joined, where)
-        if isinstance(item, dict) and _holds_more(item, {*keys, joined_key}):
-            seat.record = item
+        if isinstance(item, dict):
+            others = _other_keys(item, {*keys, joined_key})
+            if any(key.strip().lower() in records for key in others):
+                seat.record = item
+            else:
+                seat.ignored = tuple(others)
         seats.append(seat)
     return seats, problems
 
@@ -473,13 +612,11 @@ def _rider_id(value: object, recipe: Recipe | None) -> str:
     return str(value).strip()
 
 
-def _holds_more(item: dict, reference_keys: set[str]) -> bool:
-    """A rider object with more than an ID and a start date is the employee's record.
-
-    Keys are compared at the top level: an ID at ``person.number`` is a reference.
-    """
+def _other_keys(item: dict, reference_keys: set[str]) -> list[str]:
+    """A rider object's keys besides its ID and start date, compared at the top level
+    (an ID at ``person.number`` is a reference)."""
     wanted = {key.split(".")[0].strip().lower() for key in reference_keys}
-    return any(str(key).strip().lower() not in wanted for key in item)
+    return [str(key) for key in item if str(key).strip().lower() not in wanted]
 
 
 def _riders_shape(id_key: str | None) -> str:

@@ -11,7 +11,13 @@ from django.core.validators import MaxValueValidator, MinValueValidator, RegexVa
 from django.db import models
 from django.db.models import Q
 
-from vanpools.schedules import ScheduleError, describe_weekly, parse_rotation, parse_weekly
+from vanpools.schedules import (
+    ScheduleError,
+    Span,
+    describe_weekly,
+    parse_rotation,
+    parse_weekly,
+)
 
 ZIP_RE = r"^\d{5}(-\d{4})?$"
 zip_validator = RegexValidator(ZIP_RE, "Enter a US ZIP code: 5 digits, or ZIP+4 like 02139-4307.")
@@ -71,15 +77,23 @@ class Shift(models.Model):
         except ScheduleError as exc:
             errors["schedule"] = str(exc)
             spans = []
+        rotation_days: list[Span] = []
         if self.rotation:
             try:
-                parse_rotation(self.rotation)
+                rotation_days = [day for day in parse_rotation(self.rotation).days if day]
             except ScheduleError as exc:
                 errors["rotation"] = str(exc)
         if not (self.schedule or self.rotation or self.schedule_text.strip()):
             errors["schedule"] = "Give weekly days, a rotation, or the schedule as text."
         if any(span.crosses_midnight for span in spans) and not self.overnight:
             errors["overnight"] = "A day ends before it starts: tick overnight for such shifts."
+        days = [*spans, *rotation_days]
+        if self.overnight and days and not any(day.crosses_midnight for day in days):
+            # The two facts contradict each other; the audit must not pick one silently.
+            errors["overnight"] = (
+                "No day of the schedule ends after midnight, so the shift is not overnight: "
+                "untick overnight, or give hours that end the next day (e.g. 22:00-06:30)."
+            )
         if errors:
             raise ValidationError(errors)
 

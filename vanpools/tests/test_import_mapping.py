@@ -691,7 +691,9 @@ def test_the_command_names_the_key_of_a_wrong_mapping(tmp_path):
     mapping = write_mapping(tmp_path, '[employees.columns]\nemail = { form = "Work Email" }\n')
     message, _, err = failed_command(HR_CSV, "--mapping", mapping)
     assert message == "1 error; nothing was imported."
-    assert err.splitlines() == [f"{mapping}: employees.columns.email.form: not a mapping key"]
+    assert err.splitlines() == [
+        f"{mapping}: employees.columns.email.form: not a mapping key; did you mean from?"
+    ]
 
 
 def test_import_file_says_a_mapping_path_cannot_be_read(tmp_path):

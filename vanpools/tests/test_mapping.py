@@ -128,11 +128,11 @@ def test_load_mapping_says_a_missing_file_cannot_be_read(tmp_path):
     [
         (
             '[employes.columns]\nemail = "Work Email"\n',
-            "employes: not a mapping key",
+            "employes: not a mapping key; did you mean employees?",
         ),
         (
             '[employees]\ncolums = { email = "Work Email" }\n',
-            "employees.colums: not a mapping key",
+            "employees.colums: not a mapping key; did you mean columns?",
         ),
         (
             '[employees.columns]\nemail = { from = "Work Email", split = "," }\n',
