@@ -334,7 +334,7 @@ def _json_tables(data: object, *, kind: str | None, read: _Read) -> list[_Table]
         if not isinstance(rows, list):
             read.error(path, "", f"expected a list of rows, found {_type_name(rows)}")
             continue
-        tables.append(_Table(name, _json_rows(name, path, rows, read), where=path, sources=rows))
+        tables.append(_Table(name, _json_rows(name, path, rows, read), where=path, sources=[*rows]))
     return tables
 
 

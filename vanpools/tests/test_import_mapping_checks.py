@@ -18,6 +18,7 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.core.management import CommandError, call_command
 
+from vanpools.importer import ImportFailed, import_data, read_mapping
 from vanpools.models import Employee, Leave, Rider, Shift, Vanpool
 from vanpools.tests.files import write_csv, write_json
 
@@ -415,3 +416,88 @@ def test_fault_15_a_pto_list_in_commas_with_a_date_format_is_told_the_separator(
         "staff[0], pto (from time_off): '12/01/2026, 12/24/2026' does not match the date "
         "format %m/%d/%Y; dates are separated by ';', as in '12/01/2026; 12/24/2026'"
     ]
+
+
+def test_fault_13_a_path_only_whole_rider_records_could_hold_is_checked_against_them(tmp_path):
+    # The employees come only as whole records inside each van: no rows of their own.
+    export = {
+        "vans": [
+            {
+                "van_no": "VP-7",
+                "label": "North",
+                "site": "Fremont Campus",
+                "members": [
+                    {
+                        "emp": "EMP-7",
+                        "name": "Reyes, Ana",
+                        "mail": "ana@example.com",
+                        "zip": "94538",
+                    }
+                ],
+            }
+        ]
+    }
+    mapping = """
+[vanpools]
+rows = "vans"
+[vanpools.columns]
+vanpool_id = "van_no"
+name = "label"
+work_site = "site"
+riders = { from = "members", id = "emp" }
+
+[employees.columns]
+employee_id = "emp"
+first_name = { from = "name", take = "first_name" }
+last_name = { from = "name", take = "last_name" }
+email = "mail"
+home_zip = "zip"
+work_site = { value = "Fremont Campus" }
+title = "job_title"
+"""
+    path = write_json(tmp_path, export)
+    _, errors = refused(path, "--mapping", write(tmp_path, mapping))
+    assert errors == [
+        "vans[*].riders, job_title: the mapping reads this path for title, but no row of "
+        "vans[*].riders has it"
+    ]
+    run(path, "--mapping", write(tmp_path, mapping.replace('title = "job_title"\n', "")))
+    assert Rider.objects.get().employee.employee_id == "EMP-7"
+
+
+def test_checking_the_paths_leaves_the_callers_rows_as_they_were(tmp_path):
+    data = {
+        "vanpools": [
+            {
+                "vanpool_id": "VP-1",
+                "name": "North",
+                "work_site": "Fremont Campus",
+                "riders": [
+                    {
+                        "employee_id": "EMP-2",
+                        "first_name": "Bo",
+                        "last_name": "Chen",
+                        "email": "bo@example.com",
+                        "work_site": "Fremont Campus",
+                        "home_zip": "94538",
+                    }
+                ],
+            }
+        ],
+        "employees": [
+            {
+                "employee_id": "EMP-1",
+                "first_name": "Ana",
+                "last_name": "Reyes",
+                "email": "ana@example.com",
+                "work_site": "Fremont Campus",
+                "home_zip": "94538",
+            }
+        ],
+    }
+    given = copy.deepcopy(data)
+    mapping = read_mapping(write(tmp_path, '[employees.columns]\ntitle = "title"\n'))
+    with pytest.raises(ImportFailed) as failed:
+        import_data(data, mapping=mapping)
+    assert [error.field for error in failed.value.errors] == ["title"]
+    assert data == given
