@@ -344,9 +344,14 @@ def _check_paths(tables: list[_Table], read: _Read) -> None:
         if table.sources is None or read.mapping is None:
             continue
         for found in unmatched_paths(read.spec(table.kind), table.sources):
+            # No near miss: perhaps the export leaves out a key no row fills this time.
+            hint = found.hint or (
+                f"; if the export leaves out keys with no value, remove {found.column} "
+                "from the mapping for this file"
+            )
             message = (
                 f"the mapping reads this path for {found.column}, "
-                f"but no row of {table.where} has it{found.hint}"
+                f"but no row of {table.where} has it{hint}"
             )
             read.error(table.where, found.path, message)
             table.missing_columns.add(found.column)  # reported here, not again on every row

@@ -459,7 +459,8 @@ title = "job_title"
     _, errors = refused(path, "--mapping", write(tmp_path, mapping))
     assert errors == [
         "vans[*].riders, job_title: the mapping reads this path for title, but no row of "
-        "vans[*].riders has it"
+        "vans[*].riders has it; if the export leaves out keys with no value, remove title from "
+        "the mapping for this file"
     ]
     run(path, "--mapping", write(tmp_path, mapping.replace('title = "job_title"\n', "")))
     assert Rider.objects.get().employee.employee_id == "EMP-7"
