@@ -1434,7 +1434,11 @@ def _seat_riders(tables: list[_Table], read: _Read) -> list[_Table]:
     read.unknown_columns("employees", unknown)
     _ignored_rider_keys(ignored, read)
     for found in unmatched_rider_keys(recipe, given):
-        message = f"no rider object of {vanpools.where} has this key{found.hint}"
+        hint = found.hint or (
+            f"; if the export leaves out keys with no value, remove {found.column} "
+            "from the mapping for this file"
+        )
+        message = f"no rider object of {vanpools.where} has this key{hint}"
         read.error(vanpools.where, f"{found.column} = '{found.path}'", message)
     if "employees" not in by_kind and employees.rows:
         tables = [*tables, employees]

@@ -175,7 +175,11 @@ DATE_COLUMNS = ("joined", "pto", "leave")
 
 def _recipe_problem(name: str, recipe: Recipe) -> tuple[str, str] | None:
     """(key, why) for the first key of a recipe that would be ignored for this column."""
-    given = ["from" if key == "source" else key for key in recipe.model_fields_set]
+    given = [
+        "from" if key == "source" else key
+        for key in Recipe.model_fields  # in the class's order: the same key named every run
+        if key in recipe.model_fields_set
+    ]
     if name == RIDERS:
         for key in given:
             if key not in RIDER_KEYS:

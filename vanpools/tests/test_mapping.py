@@ -9,6 +9,7 @@ from vanpools.importer import COLUMNS
 from vanpools.mapping import (
     MISSING,
     RIDERS_SHAPE,
+    KindMapping,
     MappingError,
     Recipe,
     RecipeError,
@@ -18,8 +19,10 @@ from vanpools.mapping import (
     lookup,
     map_row,
     parse_mapping,
+    record_keys,
     seats_from_riders,
 )
+from vanpools.mapping_checks import did_you_mean, unmatched_paths, unmatched_rider_keys
 
 ROSTER = {kind: list(columns) for kind, columns in COLUMNS.items()}
 WEEKDAYS_0700_1530 = [
@@ -626,3 +629,86 @@ def test_the_bad_shape_message_names_the_mappings_id_key():
 
 def test_an_empty_rider_list_seats_no_one():
     assert seats_from_riders([], None) == ([], [])
+
+
+# Seat objects and whole records (issue 34, point 14) ---------------------------------------
+
+
+def test_a_seat_objects_own_keys_are_ignored_and_named_not_read_as_a_record():
+    riders = [{"participant_id": "P-1001", "employee_id": "EMP-1001"}]
+    records = record_keys(KindMapping(), [])
+    seats, problems = seats_from_riders(
+        riders, recipe(**{"from": "p", "id": "employee_id"}), records
+    )
+    assert seats == [Seat("EMP-1001", None, "riders[0]", ignored=("participant_id",))]
+    assert problems == []
+
+
+def test_a_rider_object_holding_a_key_the_employees_are_read_from_is_a_record():
+    spec = parse_mapping('[employees.columns]\nemail = "mail"\n', ".toml", ROSTER).employees
+    assert spec is not None
+    records = record_keys(spec, ROSTER["employees"])
+    assert "mail" in records and "email" not in records  # mapped away from its roster name
+    assert not {"employee_id", "joined", "vanpool_id"} & records
+    item = {"employee_id": "EMP-1", "mail": "a@example.com"}
+    [seat], _ = seats_from_riders([item], None, records)
+    assert seat.record == item
+
+
+def test_date_format_on_a_rider_list_reads_each_joined_date():
+    rider_recipe = recipe(**{"from": "m", "id": "n", "joined": "since", "date_format": "%m/%d/%Y"})
+    seats, problems = seats_from_riders(
+        [{"n": "HR-1", "since": "03/02/2026"}, {"n": "HR-2", "since": "2026-03-02"}], rider_recipe
+    )
+    assert seats == [Seat("HR-1", "2026-03-02", "riders[0]")]
+    assert problems == [
+        ("riders[1]", "since: '2026-03-02' does not match the date format %m/%d/%Y")
+    ]
+
+
+# Paths no row holds (issue 34, point 13) ----------------------------------------------------
+
+
+def test_unmatched_paths_are_those_no_row_holds_with_the_nearest_one_the_rows_do():
+    spec = parse_mapping(
+        '[employees.columns]\ntitle = "job.titel"\npto = "time_off"\nhome_zip = "zip"\n',
+        ".toml",
+        ROSTER,
+    ).employees
+    assert spec is not None
+    rows = [{"job": {"title": "Nurse"}, "zip": "94538"}, {"time_off": "2026-12-01"}]
+    found = unmatched_paths(spec, rows)
+    assert [(item.column, item.path, item.hint) for item in found] == [
+        ("title", "job.titel", "; did you mean 'job.title'?")
+    ]
+    assert unmatched_paths(spec, []) == []  # no rows: nothing to hold it
+
+
+def test_unmatched_rider_keys_name_the_recipes_id_and_joined():
+    rider_recipe = recipe(**{"from": "m", "id": "memberid", "joined": "since"})
+    found = unmatched_rider_keys(
+        rider_recipe, [{"member_id": "HR-1", "since": "2026-01-05"}, "HR-2"]
+    )
+    assert [(item.column, item.path, item.hint) for item in found] == [
+        ("riders.id", "memberid", "; did you mean 'member_id'?")
+    ]
+
+
+def test_did_you_mean_reads_lists_by_their_first_item_and_keeps_the_rows_spelling():
+    assert (
+        did_you_mean("stops.0.zips", [{"Stops": [{"ZIP": "94538"}]}])
+        == "; did you mean 'Stops.0.ZIP'?"
+    )
+    assert did_you_mean("nothing_like_it", [{"zip": "94538"}]) == ""
+
+
+def test_an_unknown_recipe_key_is_named_with_the_nearest_key_first_by_typing_slips():
+    error = mapping_error('[employees.columns]\nemail = { form = "Mail" }\n')
+    assert str(error) == "employees.columns.email.form: not a mapping key; did you mean from?"
+
+
+def test_a_rider_list_from_a_list_of_paths_is_refused():
+    error = mapping_error('[vanpools.columns]\nriders = { from = ["a", "b"] }\n')
+    assert str(error) == (
+        "vanpools.columns.riders.from: a rider list is read from one path, not a list of them"
+    )
