@@ -292,24 +292,24 @@ def match_thread(parsed: ParsedInbound, force_thread: EmailThread | None = None)
     if force_thread is not None:
         return Match(force_thread, "forced")
     token = reply_token_from(parsed.recipients)
-    if token:
-        own = (
-            RiderReplyToken.objects.filter(token=token)
-            .select_related("thread__case", "employee")
-            .first()
-        )
-        if own is not None:
-            outbound = _outbound_referenced(parsed, own.thread)
-            return Match(own.thread, "rider_token", outbound, rider=own.employee)
-        thread = EmailThread.objects.filter(reply_token=token).first()
-        if thread is not None:
-            return Match(thread, "reply_token", _outbound_referenced(parsed, thread))
+    thread, rider = token_owner(token) if token else (None, None)
+    if thread is not None:
+        how = "reply_token" if rider is None else "rider_token"
+        return Match(thread, how, _outbound_referenced(parsed, thread), rider=rider)
     outbound = _outbound_referenced(parsed)
     if outbound is not None:
         return Match(outbound.thread, "message_id", outbound)
     if token:
         return Match(None, "", why_not="the reply token matches no thread")
     return Match(None, "", why_not="no reply token and no reference to an email we sent")
+
+
+def token_owner(token: str) -> tuple[EmailThread | None, Employee | None]:
+    """The thread a reply token belongs to, and the rider when it is one rider's own."""
+    own = RiderReplyToken.objects.filter(token=token).select_related("thread", "employee").first()
+    if own is not None:
+        return own.thread, own.employee
+    return EmailThread.objects.filter(reply_token=token).first(), None
 
 
 def _referenced_ids(parsed: ParsedInbound) -> list[str]:

@@ -186,7 +186,7 @@ def message_bytes(msg: email.message.Message) -> bytes:
 
 
 def reply_token_from(addresses: list[str] | tuple[str, ...]) -> str | None:
-    """The thread token of the first ``<prefix>+<token>@<INBOUND_DOMAIN>`` address, if any."""
+    """The reply token (a rider's own, or the thread's) in the first of our reply addresses."""
     pattern = re.compile(
         rf"{re.escape(settings.INBOUND_LOCAL_PREFIX.lower())}\+([0-9a-f]{{40}})"
         rf"@{re.escape(settings.INBOUND_DOMAIN.lower())}"
