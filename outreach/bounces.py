@@ -4,6 +4,15 @@ Bounces reach us two ways: as a delivery-status email on the inbound webhook
 (``outreach.inbound``) and as an ESP tracking event (``outreach.webhooks``).
 Both end here. Both may arrive more than once, so everything is idempotent:
 the first bounce stamps the address, later ones change nothing.
+
+Marking an address undeliverable stops all mail to a rider, so a bounce email
+must prove itself: the provider's authenticated event webhook does; an email
+does only as a delivery-status report (RFC 3464 ``multipart/report``,
+``report-type=delivery-status``) that returns the original we sent to the
+failed address, named by its Message-ID. A forger holding a reply address
+knows neither that Message-ID nor can make a mail server's report of it; a
+"failure notice" from any ``mailer-daemon@`` proves nothing and goes to a
+person.
 """
 
 import logging
@@ -12,12 +21,48 @@ from django.db import transaction
 from django.utils import timezone
 
 from cases.lifecycle import flag_case
-from outreach.models import Message
+from outreach.models import EmailThread, Message
+from outreach.parsing import ParsedInbound
 from vanpools.models import Employee
 
 logger = logging.getLogger(__name__)
 
 AGENT = "inbound"
+
+
+def unverified_bounce(parsed: ParsedInbound) -> str:
+    """Why a bounce email cannot mark an address undeliverable by itself ("" when it may)."""
+    if not parsed.delivery_report:
+        return (
+            f"a failure notice ({parsed.kind_reason}) that is not a delivery-status report "
+            "(multipart/report): anyone can send one, so the address is not marked "
+            "undeliverable; check it and mark it by hand if it is real"
+        )
+    if parsed.authentication_failures:
+        return (
+            "the delivery-status report failed authentication at the provider ("
+            + "; ".join(parsed.authentication_failures)
+            + "): the address is not marked undeliverable"
+        )
+    return ""
+
+
+def returned_original(
+    thread: EmailThread, message_ids: tuple[str, ...], recipient: str
+) -> Message | None:
+    """Our email on ``thread`` to ``recipient`` whose Message-ID the report returns, if any."""
+    if not message_ids:
+        return None
+    sent = (
+        thread.messages.filter(direction=Message.Direction.OUTBOUND, rfc_message_id__in=message_ids)
+        .select_related("thread__case", "employee")
+        .order_by("-created_at", "-id")
+    )
+    recipient = recipient.strip().lower()
+    return next(
+        (o for o in sent if recipient in [a.strip().lower() for a in o.to]),
+        None,
+    )
 
 
 def record_bounce(outbound: Message, recipient_email: str, reason: str) -> bool:

@@ -22,8 +22,8 @@ import datetime as dt
 import email.message
 import hashlib
 import logging
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -31,8 +31,9 @@ from django.utils import timezone
 
 from cases.lifecycle import request_review
 from cases.models import Case, PendingAction
-from outreach.bounces import record_bounce
-from outreach.models import EmailThread, Message
+from outreach.authentication import failed_checks
+from outreach.bounces import record_bounce, returned_original, unverified_bounce
+from outreach.models import EmailThread, Message, RiderReplyToken
 from outreach.parsing import (
     MAX_REFERENCES,
     ParsedInbound,
@@ -78,11 +79,14 @@ def receive_message(
     provider_message_id: str = "",
     raw: bytes | None = None,
     force_thread: EmailThread | None = None,
+    provider_verdicts: Mapping[str, str] | None = None,
 ) -> tuple[Message, bool]:
     """Store a parsed email (anymail's AnymailInboundMessage); returns (message, created).
 
     ``raw`` is the message as the provider sent it when it sent one; without
     it the message is serialised again for the record and the hash.
+    ``provider_verdicts`` are the SPF/DKIM/DMARC fields of the provider's
+    payload (``authentication.provider_fields``), read beside the headers.
     """
     if raw is None:
         raw = message_bytes(msg)
@@ -90,6 +94,9 @@ def receive_message(
         parsed = parse_message(msg, raw)
     except Exception as exc:
         return quarantine(raw, provider=provider, provider_message_id=provider_message_id, why=exc)
+    if provider_verdicts:
+        failures = parsed.authentication_failures + failed_checks(provider_verdicts)
+        parsed = replace(parsed, authentication_failures=tuple(dict.fromkeys(failures)))
     return _receive(parsed, raw, provider, provider_message_id, force_thread)
 
 
@@ -272,23 +279,37 @@ class Match:
     # The message of ours it answers (or that bounced), when matched by Message-ID.
     outbound: Message | None = None
     why_not: str = ""
+    # The rider whose own reply address it came to (how == "rider_token").
+    rider: Employee | None = None
 
 
 def match_thread(parsed: ParsedInbound, force_thread: EmailThread | None = None) -> Match:
-    """The thread an inbound message belongs to, from evidence we put there ourselves."""
+    """The thread an inbound message belongs to, from evidence we put there ourselves.
+
+    A rider's own token names the thread and the rider; the thread's shared
+    token (mail sent before riders had their own) names only the thread.
+    """
     if force_thread is not None:
         return Match(force_thread, "forced")
     token = reply_token_from(parsed.recipients)
-    if token:
-        thread = EmailThread.objects.filter(reply_token=token).first()
-        if thread is not None:
-            return Match(thread, "reply_token", _outbound_referenced(parsed, thread))
+    thread, rider = token_owner(token) if token else (None, None)
+    if thread is not None:
+        how = "reply_token" if rider is None else "rider_token"
+        return Match(thread, how, _outbound_referenced(parsed, thread), rider=rider)
     outbound = _outbound_referenced(parsed)
     if outbound is not None:
         return Match(outbound.thread, "message_id", outbound)
     if token:
         return Match(None, "", why_not="the reply token matches no thread")
     return Match(None, "", why_not="no reply token and no reference to an email we sent")
+
+
+def token_owner(token: str) -> tuple[EmailThread | None, Employee | None]:
+    """The thread a reply token belongs to, and the rider when it is one rider's own."""
+    own = RiderReplyToken.objects.filter(token=token).select_related("thread", "employee").first()
+    if own is not None:
+        return own.thread, own.employee
+    return EmailThread.objects.filter(reply_token=token).first(), None
 
 
 def _referenced_ids(parsed: ParsedInbound) -> list[str]:
@@ -338,6 +359,25 @@ def rider_for(thread: EmailThread, sender: str) -> tuple[Employee | None, str]:
     return None, "sender is not a rider of this case"
 
 
+def sender_of(match: Match, parsed: ParsedInbound) -> tuple[Employee | None, str]:
+    """The rider who sent this, and why not when no rider may be taken to have.
+
+    At a rider's own address only that rider speaks: a reply from any other
+    address (a co-rider, or whoever the email was forwarded to) is not acted
+    on as either of them. Elsewhere the sender is looked up among the case's
+    riders, as before riders had their own addresses.
+    """
+    assert match.thread is not None  # only a matched message has a sender on a case
+    if match.rider is None:
+        return rider_for(match.thread, parsed.from_email)
+    if parsed.from_email.strip().lower() == match.rider.email.strip().lower():
+        return match.rider, ""
+    return None, (
+        f"sent to {match.rider.employee_id}'s own reply address from {parsed.from_email}, "
+        f"which is not {match.rider.employee_id}'s address"
+    )
+
+
 # --- Acting on what arrived ----------------------------------------------------------
 
 
@@ -352,7 +392,7 @@ def _match_and_act(
     if parsed.kind == Kind.BOUNCE:
         _bounce(message, parsed, match)
         return
-    employee, why_not = rider_for(match.thread, parsed.from_email)
+    employee, why_not = sender_of(match, parsed)
     if match.how == "message_id" and not _answers_its_own_email(match, employee):
         # Without the thread's secret token, a Message-ID is only a header anyone
         # can copy: a co-rider quoting another rider's email must not speak for them.
@@ -360,6 +400,16 @@ def _match_and_act(
         message.save(update_fields=["thread"])
         _unmatched(message, parsed, "sender is not the rider the referenced email was sent to")
         return
+    if employee is not None and parsed.authentication_failures:
+        # From says the rider; the provider says the mail is not from their
+        # domain. A person looks before anyone acts on it as the rider's.
+        why_not = "the sender's mail failed authentication at the provider: " + "; ".join(
+            parsed.authentication_failures
+        )
+        employee = None
+        message.flags = [*message.flags, "authentication_failed"]
+    elif employee is None and match.rider is not None:
+        message.flags = [*message.flags, "sender_mismatch"]
     message.employee = employee
     if employee is None:
         message.flags = [*message.flags, "unknown_sender"]
@@ -457,47 +507,70 @@ def _ask_a_person(
 
 
 def _bounce(message: Message, parsed: ParsedInbound, match: Match) -> None:
-    """Record the bounce against each of our messages that failed to arrive."""
-    reason = parsed.kind_reason
-    recipients = list(parsed.bounced_recipients)
-    if not recipients and match.outbound is not None and len(match.outbound.to) == 1:
-        recipients = [match.outbound.to[0].lower()]
-    attributed = []
-    for recipient in recipients:
-        outbound = _outbound_to(match, recipient)
-        if outbound is None:
-            continue
-        record_bounce(outbound, recipient, reason)
-        attributed.append(outbound)
+    """Record the bounce against each of our messages it proves did not arrive.
+
+    A bounce email is trusted only as a delivery-status report whose returned
+    original is an email we sent to the failed address (see
+    ``bounces.returned_original``): anyone holding a reply address can write
+    "mailer-daemon" in From. Anything less goes to a person, and the rider's
+    address stays as it is.
+    """
+    assert match.thread is not None  # _match_and_act hands over matched messages only
+    attributed: list[Message] = []
+    why_not = unverified_bounce(parsed)
+    if not why_not:
+        for recipient, outbound in _proven(parsed, match):
+            record_bounce(outbound, recipient, parsed.kind_reason)
+            attributed.append(outbound)
+        if not attributed:
+            why_not = _unproven_why(parsed, match)
     riders = [outbound.employee for outbound in attributed if outbound.employee_id]
     message.employee = riders[0] if riders else None
-    assert match.thread is not None  # _match_and_act hands over matched messages only
     if not attributed:
-        message.flags = [*message.flags, "bounce_unattributed"]
+        unattributed = why_not == NO_ADDRESS_WE_WROTE_TO
+        message.flags = [
+            *message.flags,
+            "bounce_unattributed" if unattributed else "bounce_unverified",
+        ]
     message.save(update_fields=["thread", "employee", "flags"])
     if not attributed:
-        _ask_a_person(
-            message,
-            parsed,
-            "bounce names no address this thread wrote to",
-            case=match.thread.case,
-        )
+        _ask_a_person(message, parsed, why_not, case=match.thread.case)
 
 
-def _outbound_to(match: Match, recipient: str) -> Message | None:
-    assert match.thread is not None  # called by _bounce, for a matched message
-    if match.outbound is not None and recipient in _lower(match.outbound.to):
-        return match.outbound
-    sent = match.thread.messages.filter(direction=Message.Direction.OUTBOUND).select_related(
-        "thread__case", "employee"
-    )
-    return next(
-        (
-            outbound
-            for outbound in sent.order_by("-created_at", "-id")
-            if recipient in _lower(outbound.to)
-        ),
-        None,
+NO_ADDRESS_WE_WROTE_TO = "bounce names no address this thread wrote to"
+
+
+def _proven(parsed: ParsedInbound, match: Match) -> list[tuple[str, Message]]:
+    """(failed address, our email the report returns) for each address the report proves."""
+    assert match.thread is not None
+    recipients = list(parsed.bounced_recipients)
+    outbound = match.outbound
+    if (
+        not recipients
+        and outbound is not None
+        and len(outbound.to) == 1
+        and outbound.rfc_message_id in parsed.bounced_message_ids
+    ):
+        recipients = [outbound.to[0].strip().lower()]
+    proven = []
+    for recipient in recipients:
+        original = returned_original(match.thread, parsed.bounced_message_ids, recipient)
+        if original is not None:
+            proven.append((recipient, original))
+    return proven
+
+
+def _unproven_why(parsed: ParsedInbound, match: Match) -> str:
+    """Why a delivery-status report proved nothing: no address of ours, or not our email."""
+    assert match.thread is not None
+    sent = match.thread.messages.filter(direction=Message.Direction.OUTBOUND)
+    written_to = {address for outbound in sent for address in _lower(outbound.to)}
+    named = [recipient for recipient in parsed.bounced_recipients if recipient in written_to]
+    if not named:
+        return NO_ADDRESS_WE_WROTE_TO
+    return (
+        f"the report names {', '.join(named)}, but the original it returns is not an email "
+        "this thread sent there: the address is not marked undeliverable"
     )
 
 

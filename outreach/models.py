@@ -35,6 +35,33 @@ class EmailThread(PublicIdModel):
         return self.thread_id or "new thread"
 
 
+class RiderReplyToken(models.Model):
+    """One rider's own reply address on one thread (``reply+<token>@``).
+
+    Riders on a case used to share the thread's token, so anyone holding it (a
+    co-rider, or whoever a rider forwarded the email to) could write as another
+    rider by changing From. A token of their own names the rider it was given
+    to; a reply to it from any other address goes to a person. The thread's
+    token still matches mail sent before these existed.
+    """
+
+    thread = models.ForeignKey(EmailThread, on_delete=models.CASCADE, related_name="rider_tokens")
+    employee = models.ForeignKey(Employee, on_delete=models.PROTECT, related_name="reply_tokens")
+    token = models.CharField(max_length=64, unique=True, default=new_reply_token, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name = "rider reply token"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["thread", "employee"], name="rider_reply_token_one_per_rider"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.thread} / {self.employee_id}"
+
+
 class Message(PublicIdModel):
     public_id_prefix = "MSG"
     public_id_field = "message_id"

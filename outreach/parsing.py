@@ -28,6 +28,8 @@ from typing import Literal, cast
 
 from django.conf import settings
 
+from outreach.authentication import failed_checks, header_fields
+
 Kind = Literal["reply", "auto_reply", "bounce"]
 
 MAX_REFERENCES = 5
@@ -83,6 +85,13 @@ class ParsedInbound:
     kind_reason: str
     bounced_recipients: tuple[str, ...] = ()
     bounced_message_ids: tuple[str, ...] = ()
+    # The bounce is a multipart/report (RFC 3464) whose delivery-status part
+    # names the failed recipients: the only kind of bounce email that may mark
+    # an address undeliverable (a mailer-daemon From is easy to write).
+    delivery_report: bool = False
+    # Why the sender's mail failed SPF/DKIM/DMARC where the provider received
+    # it, one line per failing verdict (outreach.authentication); () when none did.
+    authentication_failures: tuple[str, ...] = ()
     headers: dict[str, str] = field(default_factory=dict)
     raw_sha256: str = ""
     flags: tuple[str, ...] = ()
@@ -157,6 +166,8 @@ def parse_message(msg: email.message.Message, raw: bytes | None = None) -> Parse
         kind_reason=reason,
         bounced_recipients=bounced_recipients,
         bounced_message_ids=bounced_ids,
+        delivery_report=kind == "bounce" and report is not None,
+        authentication_failures=failed_checks(header_fields(msg)),
         headers=headers,
         raw_sha256=hashlib.sha256(raw).hexdigest(),
         flags=tuple(flags),
@@ -175,7 +186,7 @@ def message_bytes(msg: email.message.Message) -> bytes:
 
 
 def reply_token_from(addresses: list[str] | tuple[str, ...]) -> str | None:
-    """The thread token of the first ``<prefix>+<token>@<INBOUND_DOMAIN>`` address, if any."""
+    """The reply token (a rider's own, or the thread's) in the first of our reply addresses."""
     pattern = re.compile(
         rf"{re.escape(settings.INBOUND_LOCAL_PREFIX.lower())}\+([0-9a-f]{{40}})"
         rf"@{re.escape(settings.INBOUND_DOMAIN.lower())}"

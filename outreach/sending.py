@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from cases.lifecycle import flag_case
 from outreach.compose import RenderedEmail, render_email, rider_facts
-from outreach.models import EmailThread, Message
+from outreach.models import EmailThread, Message, RiderReplyToken
 from poolpatrol.queue import enqueue_send
 from vanpools.models import Employee
 
@@ -44,8 +44,21 @@ class Threading:
     references: tuple[str, ...] = ()
 
 
-def reply_address(thread: EmailThread) -> str:
-    return f"{settings.INBOUND_LOCAL_PREFIX}+{thread.reply_token}@{settings.INBOUND_DOMAIN}"
+def reply_address(thread: EmailThread, employee: Employee | None = None) -> str:
+    """The address a reply comes back to: the rider's own on this thread, when one is named.
+
+    The thread's shared token is only for mail not written to one rider; a
+    rider's own token lets inbound tell that a reply from another address is
+    not theirs (a co-rider, or whoever they forwarded the email to).
+    """
+    token = thread.reply_token if employee is None else rider_reply_token(thread, employee)
+    return f"{settings.INBOUND_LOCAL_PREFIX}+{token}@{settings.INBOUND_DOMAIN}"
+
+
+def rider_reply_token(thread: EmailThread, employee: Employee) -> str:
+    """The rider's own token on the thread, made on first use (once, whoever races)."""
+    token, _ = RiderReplyToken.objects.get_or_create(thread=thread, employee=employee)
+    return token.token
 
 
 def new_rfc_message_id() -> str:
@@ -102,7 +115,7 @@ def queue_email(
                     "from_email": settings.OUTREACH_FROM_EMAIL,
                     "to": [employee.email],
                     "cc": coordinator_copy(thread),
-                    "reply_to": reply_address(thread),
+                    "reply_to": reply_address(thread, employee),
                     "subject": rendered.subject,
                     "text_body": rendered.text,
                     "html_body": rendered.html,

@@ -31,6 +31,7 @@ from django.urls import URLPattern
 from django.views import View
 from django.views.decorators.csrf import csrf_exempt
 
+from outreach.authentication import provider_fields
 from outreach.bounces import record_bounce
 from outreach.inbound import quarantine, receive_message
 from outreach.models import Message
@@ -149,7 +150,11 @@ def handle_inbound(sender: object, event: AnymailInboundEvent, esp_name: str, **
     try:
         raw = raw_from_event(event)
         receive_message(
-            event.message, provider=provider, provider_message_id=provider_message_id, raw=raw
+            event.message,
+            provider=provider,
+            provider_message_id=provider_message_id,
+            raw=raw,
+            provider_verdicts=provider_fields(event.esp_event),
         )
     except Exception as exc:
         logger.exception("inbound %s %s failed; quarantining it", provider, provider_message_id)

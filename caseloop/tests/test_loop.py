@@ -93,9 +93,11 @@ def test_a_failed_audit_writes_to_the_flagged_rider_only(case, van):
     stored = Message.objects.get(direction="outbound")
     assert stored.status == Message.Status.SENT
     assert email.extra_headers["Message-ID"] == f"<{stored.rfc_message_id}>"
-    token = EmailThread.objects.get(case=case).reply_token
+    # The rider's own reply address on the thread, not the thread's shared one.
+    thread = EmailThread.objects.get(case=case)
+    token = thread.rider_tokens.get(employee=far).token
     assert email.reply_to == [f"reply+{token}@replies.poolpatrol.example"]
-    assert len(token) == 40 and token == token.lower()
+    assert len(token) == 40 and token == token.lower() and token != thread.reply_token
 
 
 def test_outreach_run_again_sends_nothing_new(case, run):
