@@ -1,5 +1,7 @@
 """Admin for agent runs: the record auditors read to answer "why did it do that?"."""
 
+from typing import Any
+
 from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
@@ -16,6 +18,12 @@ from poolpatrol.admin_display import (
     pretty_json,
     short,
 )
+from poolpatrol.privacy import may_see_home, withhold_home_points
+
+# Without the home-address permission the run's JSON is shown through
+# withhold_home_points: a trace written before homes were withheld at the
+# source (or a copy that slipped in) still shows no home point.
+WITHHELD = {"input_json": "input_withheld", "output_json": "output_withheld"}
 
 
 class ErrorFilter(admin.SimpleListFilter):
@@ -59,8 +67,18 @@ class AgentRunAdmin(ReadOnlyAdminMixin, AuditAdmin):
         ("Cost", {"fields": ["tokens_in", "tokens_out", "cost_usd", "latency_ms"]}),
     ]
     readonly_fields = [
-        field for _, options in fieldsets for field in options["fields"] if isinstance(field, str)
+        *(name for _, options in fieldsets for name in options["fields"] if isinstance(name, str)),
+        *WITHHELD.values(),
     ]
+
+    def get_fieldsets(self, request: HttpRequest, obj: AgentRun | None = None) -> Any:
+        fieldsets = super().get_fieldsets(request, obj)
+        if may_see_home(request.user):
+            return fieldsets
+        return [
+            (name, {**options, "fields": [WITHHELD.get(str(f), f) for f in options["fields"]]})
+            for name, options in fieldsets
+        ]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[AgentRun]:
         # The change page's parent, case and vanpool links read these rows.
@@ -95,6 +113,14 @@ class AgentRunAdmin(ReadOnlyAdminMixin, AuditAdmin):
     @admin.display(description="output")
     def output_json(self, run: AgentRun) -> SafeString | str:
         return pretty_json(run.output)
+
+    @admin.display(description="input")
+    def input_withheld(self, run: AgentRun) -> SafeString | str:
+        return pretty_json(withhold_home_points(run.input))
+
+    @admin.display(description="output")
+    def output_withheld(self, run: AgentRun) -> SafeString | str:
+        return pretty_json(withhold_home_points(run.output))
 
     @admin.display(description="runs it started")
     def child_runs(self, run: AgentRun) -> SafeString | str:

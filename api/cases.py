@@ -23,6 +23,7 @@ from rest_framework.response import Response
 from api.base import PublicIdField, PublicIdLookup, StrictFilterSet, text_filter
 from api.emails import MessageSerializer, messages
 from api.errors import Conflict
+from api.filters import RefuseHomeFields
 from cases.lifecycle import KEEP, IllegalTransition, open_case, set_reply_deadline, transition
 from cases.models import Case, CaseEvent, Verification
 from outreach.models import Message
@@ -288,7 +289,7 @@ def change_case(case: Case, user: Any, data: dict[str, Any]) -> Case:
 class CaseEmailsView(generics.ListAPIView):
     serializer_class = MessageSerializer
     queryset = Message.objects.none()  # for the permission check: outreach.view_message
-    filter_backends: list = []
+    filter_backends = [RefuseHomeFields]
 
     def get_queryset(self) -> QuerySet[Message]:
         if getattr(self, "swagger_fake_view", False):  # schema generation

@@ -12,11 +12,12 @@ from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import generics, serializers, viewsets
 
 from api.base import PublicIdLookup, StrictFilterSet, text_filter
+from api.filters import RefuseHomeFields
 from api.vanpools import VANPOOL_ID_RE, PointSerializer, point
+from poolpatrol.privacy import may_see_home
 from vanpools.models import Employee, Leave, Rider, Shift
 
 EMPLOYEE_ID_RE = r"[A-Z][A-Z0-9]*-?[A-Z0-9-]*"
-HOME_ADDRESS_PERMISSION = "vanpools.view_home_address"
 
 
 class ShiftSerializer(serializers.ModelSerializer):
@@ -84,7 +85,7 @@ class EmployeeSerializer(serializers.ModelSerializer):
 
     def _may_see_home(self) -> bool:
         request = self.context.get("request")
-        return bool(request and request.user.has_perm(HOME_ADDRESS_PERMISSION))
+        return bool(request and may_see_home(request.user))
 
     @extend_schema_field(serializers.CharField(allow_null=True))
     def get_home_address(self, employee: Employee) -> str | None:
@@ -151,7 +152,7 @@ class EmployeeViewSet(PublicIdLookup, viewsets.ReadOnlyModelViewSet):
 class EmployeeShiftsView(generics.ListAPIView):
     serializer_class = ShiftSerializer
     queryset = Shift.objects.none()  # for the permission check: vanpools.view_shift
-    filter_backends: list = []
+    filter_backends = [RefuseHomeFields]
 
     def get_queryset(self) -> QuerySet[Shift]:
         if getattr(self, "swagger_fake_view", False):  # schema generation

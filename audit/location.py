@@ -151,13 +151,15 @@ def place_home(rider: RiderFacts) -> Home:
         return Home(rider.home, "stored_coordinates", "stored home coordinates", cites)
     # (0, 0) or an out-of-range value is a data error, not a place: the ZIP on
     # record still says where the rider lives, so it is used and the error named.
-    junk = _coordinates(rider.home)
-    what = f"the stored home coordinates ({junk}) are not a real location"
+    # Named, not quoted: "junk" is most often a real home with its latitude and
+    # longitude swapped or a sign lost, and evidence and traces reach
+    # coordinators, who may not see a home point (poolpatrol/privacy.py).
+    what = "the stored home coordinates are not a real location"
     try:
         home = _zip_home(rider)
     except Unplaceable as problem:
         zip_note = f", and {problem.reason}" if (rider.home_zip or "").strip() else ""
-        raise Unplaceable(junk, what + zip_note, [*cites, *problem.cites]) from None
+        raise Unplaceable("", what + zip_note, [*cites, *problem.cites]) from None
     return Home(home.point, home.source, f"{home.label}; {what}", [*cites, *home.cites], what)
 
 

@@ -35,6 +35,7 @@ from agents.tracing import RunTrace, timed
 from audit.facts import VanpoolFacts
 from audit.location import check_location
 from audit.shift import check_shift
+from poolpatrol.privacy import withhold_home_points
 
 # What each prompt version answers: shift.v2 also returns the week it read
 # (``SHIFT_MODEL_PROMPT``), so the rules can check it.
@@ -122,7 +123,8 @@ def _ask_model(
     trace = RunTrace(
         agent=check,
         backend="openai",
-        input={"system_prompt": prompt.version, "user": user},
+        # As sent, but a rider's home point as its source (poolpatrol/privacy.py).
+        input={"system_prompt": prompt.version, "user": withhold_home_points(user)},
         model_calls=1,
     )
     rules_trace.children.append(trace)

@@ -36,6 +36,7 @@ from cases.lifecycle import (
 )
 from cases.models import Case, PendingAction, Verification
 from poolpatrol.logcontext import log_context
+from poolpatrol.privacy import withhold_home_points
 from poolpatrol.queue import enqueue_outreach
 from vanpools.models import Vanpool
 
@@ -268,7 +269,10 @@ def _decide(
         input={
             "audit_date": audit_date.isoformat(),
             "checks": list(checks),
-            "facts": facts_json(facts),
+            # The facts as audited, but a rider's home point as its source:
+            # the evidence keeps the distance; the point is for auditors' eyes
+            # only, on the employee's record, not copied into every trace.
+            "facts": withhold_home_points(facts_json(facts)),
         },
     )
     results, decision = decide(facts, audit_date, checks, root)

@@ -3,7 +3,9 @@
 Coordinators and auditors (staff with the case view permission) see the
 dashboard; anyone else who is logged in gets 403, anyone not logged in is sent
 to the login page. Deciding needs ``cases.decide_pendingaction`` on top, checked
-by the decision services themselves.
+by the decision services themselves. Without the home-address permission a
+query parameter that names a home field (a filter, an ordering) is a 400 on
+every page, whatever its value (poolpatrol/privacy.py).
 """
 
 from collections.abc import Callable
@@ -15,8 +17,10 @@ from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Page, Paginator
 from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django_htmx.middleware import HtmxDetails
+
+from poolpatrol.privacy import refused_params
 
 DASHBOARD_PERMISSION = "cases.view_case"
 PAGE_SIZE = 50
@@ -43,6 +47,15 @@ def dashboard_view(view: View) -> View:
             return redirect_to_login(request.get_full_path())
         if not can_use_dashboard(request.user):
             raise PermissionDenied("The dashboard is for program coordinators and auditors.")
+        refused = refused_params(request.user, request.GET)
+        if refused:
+            # Names the parameter, never echoes the value: the answer is the same for all.
+            return HttpResponseBadRequest(
+                f"Bad query parameters — {', '.join(refused)}: home street addresses and "
+                "coordinates cannot be filtered, sorted or searched without the "
+                "home-address permission",
+                content_type="text/plain",
+            )
         return view(request, *args, **kwargs)
 
     return guarded

@@ -38,6 +38,7 @@ from cases.models import Case
 from dashboard import charts
 from dashboard.access import HtmxHttpRequest, dashboard_view, paginate
 from dashboard.vanpool_forms import CLEAR, FLAGGED, VanpoolFilterForm
+from poolpatrol.privacy import may_see_home
 from vanpools.geo import OfflineDistanceProvider, Point, zip_centroid
 from vanpools.models import Employee, Leave, Rider, Vanpool
 
@@ -55,14 +56,13 @@ if TYPE_CHECKING:
 
     VanpoolRows: TypeAlias = QuerySet[WithAnnotations[Vanpool, _RowAnnotations]]
 
-HOME_ADDRESS_PERMISSION = "vanpools.view_home_address"
 REASONS: dict[str, str] = dict(Case.Reason.choices)
 STATUSES: dict[str, str] = dict(Case.Status.choices)
 CASE_HISTORY_LIMIT = 50
 
 
 def can_see_home_address(request: HttpRequest) -> bool:
-    return request.user.has_perm(HOME_ADDRESS_PERMISSION)
+    return may_see_home(request.user)
 
 
 # --- The list --------------------------------------------------------------------------------

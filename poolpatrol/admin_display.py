@@ -19,6 +19,8 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 from django.utils.text import Truncator
 
+from poolpatrol.privacy import may_see_home, names_home_field, refuses_param
+
 EMPTY = "—"
 
 
@@ -142,6 +144,64 @@ class AuditAdmin(admin.ModelAdmin):
         if changed:
             touched = [name for name, f in concrete.items() if getattr(f, "auto_now", False)]
             obj.save(update_fields=[*changed, *touched])
+
+    # Home details (poolpatrol/privacy.py): without the home-address permission
+    # no filter, ordering, search or popup value of a change list may name a
+    # home field, on this model or through a relation. A refused lookup is
+    # Django's DisallowedModelAdminLookup, a 400 whatever the value: no oracle.
+
+    def lookup_allowed(self, lookup: str, value: str, request: HttpRequest) -> bool:
+        if refuses_param(request.user, lookup, [value]):
+            return False
+        return super().lookup_allowed(lookup, value, request)
+
+    def to_field_allowed(self, request: HttpRequest, to_field: str) -> bool:
+        if names_home_field(to_field) and not may_see_home(request.user):
+            return False
+        return super().to_field_allowed(request, to_field)
+
+    def get_search_fields(self, request: HttpRequest) -> Any:
+        return _visible(request, super().get_search_fields(request))
+
+    def get_list_display(self, request: HttpRequest) -> Any:
+        return _visible(request, super().get_list_display(request))
+
+    def get_list_filter(self, request: HttpRequest) -> Any:
+        return _visible(request, super().get_list_filter(request))
+
+    def get_sortable_by(self, request: HttpRequest) -> Any:
+        columns = super().get_sortable_by(request)
+        if may_see_home(request.user):
+            return columns
+        return [name for name in columns if not _orders_by_home(self, name)]
+
+    def get_ordering(self, request: HttpRequest) -> Any:
+        return _visible(request, super().get_ordering(request) or ())
+
+
+def _visible(request: HttpRequest, names: Iterable[Any]) -> list[Any]:
+    """``names`` without those naming a home field, unless the user may see them."""
+    if may_see_home(request.user):
+        return list(names)
+    return [name for name in names if not names_home_field(_path_of(name))]
+
+
+def _path_of(item: Any) -> str:
+    # list_filter items are names, (name, FilterClass) pairs or filter classes.
+    if isinstance(item, tuple | list) and item:
+        item = item[0]
+    if isinstance(item, str):
+        return item
+    return str(getattr(item, "parameter_name", "") or "")
+
+
+def _orders_by_home(model_admin: admin.ModelAdmin, column: object) -> bool:
+    """Whether sorting ``column`` (a name or a callable) would order by a home field."""
+    if isinstance(column, str) and names_home_field(column):
+        return True
+    attr = getattr(model_admin, column, None) if isinstance(column, str) else column
+    order = getattr(attr, "admin_order_field", None)
+    return isinstance(order, str) and names_home_field(order)
 
 
 class ReadOnlyAdminMixin:

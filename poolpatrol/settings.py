@@ -248,7 +248,7 @@ REST_FRAMEWORK = {
     # JSON in and out; people read the API through /api/docs/.
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    "DEFAULT_FILTER_BACKENDS": ["api.filters.FilterBackend"],
     "DEFAULT_PAGINATION_CLASS": "api.pagination.Pagination",
     "PAGE_SIZE": env_int("API_PAGE_SIZE", 50, minimum=1),
     "DEFAULT_SCHEMA_CLASS": "api.schema.AutoSchema",

@@ -24,6 +24,7 @@ from poolpatrol.admin_display import (
     change_url,
     short,
 )
+from poolpatrol.privacy import HOME_FIELDS, may_see_home
 from vanpools.admin_import import import_view
 from vanpools.models import Employee, Leave, Rider, Shift, Vanpool
 
@@ -205,10 +206,6 @@ class LeaveInline(admin.TabularInline):
         return super().get_queryset(request).select_related("employee")
 
 
-HOME_ADDRESS_PERMISSION = "vanpools.view_home_address"
-HOME_DETAIL_FIELDS = frozenset({"home_address", "home_lat", "home_lng"})
-
-
 def _without(fields: Any, hidden: frozenset[str]) -> list[Any]:
     """A fieldset's fields (names or tuples of names on one line) without ``hidden``."""
     kept: list[Any] = []
@@ -282,10 +279,10 @@ class EmployeeAdmin(AuditAdmin):
         fieldsets, they are out of the form too, so a POST cannot change them.
         """
         fieldsets = super().get_fieldsets(request, obj)
-        if request.user.has_perm(HOME_ADDRESS_PERMISSION):
+        if may_see_home(request.user):
             return fieldsets
         return [
-            (name, {**options, "fields": _without(options["fields"], HOME_DETAIL_FIELDS)})
+            (name, {**options, "fields": _without(options["fields"], HOME_FIELDS)})
             for name, options in fieldsets
         ]
 

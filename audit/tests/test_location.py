@@ -262,8 +262,20 @@ def test_stored_coordinates_that_are_not_a_place_give_way_to_the_home_zip(home: 
 def test_stored_coordinates_that_are_not_a_place_with_no_usable_zip_are_unknown(home_zip: str):
     result = check_location(van(rider("EMP-1", home_zip, Point(0, 0))))
     assert result.verdict == "unknown"
-    assert "the stored home coordinates (0, 0) are not a real location" in result.reasoning
+    assert "the stored home coordinates are not a real location" in result.reasoning
     assert evidence_of(result, "EMP-1").cites[0].field == "home_lat"
+
+
+@pytest.mark.parametrize("home_zip", ["94538", ""])
+def test_it_names_junk_home_coordinates_without_quoting_them(home_zip: str):
+    # Swapped (lat -74, lng 40.7 is Manhattan) and sign-lost coordinates are a
+    # real home: evidence and traces reach coordinators, who may not see one.
+    for home in (Point(-74.0059, 40.7128), Point(40.8116, 74.4815)):
+        result = check_location(van(rider("EMP-1", home_zip, home)))
+        text = result.model_dump_json()
+        assert "not a real location" in text
+        assert "74.0059" not in text and "40.7128" not in text
+        assert "40.8116" not in text and "74.4815" not in text
 
 
 # --- Where the pickup is ----------------------------------------------------------------
