@@ -64,12 +64,19 @@ serve: demo
 	  ALLOWED_HOSTS=127.0.0.1,localhost SECURE_SSL_REDIRECT=false HOST=$(HOST) PORT=$(PORT) \
 	  $(RUN) honcho start -f Procfile
 
-# The browser tests drive Debian's Chromium (Playwright cannot download one here).
+# The browser tests drive Debian's Chromium (Playwright cannot download one here) and run
+# axe-core in each page: the npm package pinned in package-lock.json, installed into
+# node_modules/ (npm ci; the tests read it from there, offline).
 browser:
 	@command -v chromium >/dev/null || [ -x "$${CHROMIUM_PATH:-/usr/bin/chromium}" ] || \
 	{ if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; \
 	  else echo "make test needs Chromium for the browser tests: sudo apt-get install chromium, or set CHROMIUM_PATH" >&2; exit 1; fi; }
+	@[ -f node_modules/axe-core/axe.min.js ] || command -v npm >/dev/null || \
+	{ if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q npm; \
+	  else echo "make test needs npm for axe-core in the browser tests: sudo apt-get install npm" >&2; exit 1; fi; }
+	@[ -f node_modules/axe-core/axe.min.js ] || npm ci --no-audit --no-fund
 
 redis:
 	@command -v redis-server >/dev/null || \

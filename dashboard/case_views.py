@@ -12,8 +12,9 @@ from urllib.parse import urlencode
 from django.contrib import messages
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, QueryDict
 from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.timesince import timesince
@@ -79,6 +80,7 @@ def review_queue(request: HtmxHttpRequest) -> HttpResponse:
         "cards": cards,
         "query": _query_without_page(form),
         "kind_counts": _kind_counts(form, pending),
+        "waiting": page.paginator.count,
         "model_backlog": queries.replies_waiting_for_the_model(),
         "can_decide": allowed,
         "next": request.get_full_path(),
@@ -199,11 +201,37 @@ def _outcome(
     request: HtmxHttpRequest, action: PendingAction, level: str, text: str
 ) -> HttpResponse:
     if request.htmx:
-        return _render_card(request, action, notice={"level": level, "text": text})
+        response = _render_card(request, action, notice={"level": level, "text": text})
+        response.write(_queue_counts_out_of_band(request))
+        return response
     messages.add_message(
         request, messages.SUCCESS if level == "success" else messages.WARNING, text
     )
     return redirect(_safe_next(request))
+
+
+def _queue_counts_out_of_band(request: HtmxHttpRequest) -> str:
+    """The queue's kind chips and count, for htmx to swap in beside the decided card.
+
+    Only when the decision was taken on the queue page itself (HX-Current-URL),
+    under the filters that page shows; other pages have no chips to update.
+    """
+    path, _, query = (request.htmx.current_url_abs_path or "").partition("?")
+    if path != reverse("review-queue"):
+        return ""
+    form = QueueFilterForm(QueryDict(query), sites=queries.work_sites())
+    if not form.is_valid():
+        return ""
+    pending = queries.pending_actions()
+    context = {
+        "form": form,
+        "kind_counts": _kind_counts(form, pending),
+        "waiting": form.filter(pending).count(),
+        "oob": True,
+    }
+    return render_to_string("cases/queue.html#kind-chips", context, request) + render_to_string(
+        "cases/queue.html#queue-count", context, request
+    )
 
 
 def _already_text(action: PendingAction) -> str:

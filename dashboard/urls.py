@@ -2,10 +2,11 @@
 
 from django.urls import path
 
-from dashboard import case_views, program_views, vanpool_views
+from dashboard import case_views, program_views, site_views, vanpool_views
 
 urlpatterns = [
     path("", case_views.review_queue, name="review-queue"),
+    path("favicon.ico", site_views.favicon, name="favicon"),
     path("queue/<int:pk>/", case_views.action_card, name="action-card"),
     path("queue/<int:pk>/decide/", case_views.decide, name="action-decide"),
     path("cases/", case_views.case_list, name="case-list"),

@@ -1,6 +1,7 @@
 """The review queue: cards per kind, filters, decisions over htmx and without JS, who may decide."""
 
 import datetime as dt
+import re
 
 import pytest
 from django.contrib.auth.models import Permission
@@ -20,7 +21,7 @@ from tests.factories import (
     UserFactory,
     VanpoolFactory,
 )
-from vanpools.models import Rider
+from vanpools.models import Rider, Vanpool
 
 pytestmark = pytest.mark.django_db
 
@@ -247,6 +248,46 @@ def test_rejecting_a_cancellation_needs_a_note_and_dismisses_the_case(
     assert (case.status, case.outcome) == (Case.Status.CLOSED, Case.Outcome.DISMISSED)
     pre_cancel.refresh_from_db()
     assert (pre_cancel.status, pre_cancel.note) == ("rejected", "lives near, ZIP typo")
+
+
+def test_a_decision_on_the_queue_page_sends_the_new_counts_out_of_band(
+    client, coordinator, pre_cancel
+):
+    elsewhere = review_email_action()
+    Vanpool.objects.filter(pk=elsewhere.case.vanpool_id).update(work_site="Sunnyvale HQ")
+    client.force_login(coordinator)
+    on_the_queue = {**HTMX, "HTTP_HX_CURRENT_URL": "http://testserver/?site=Fremont+Campus"}
+    response = client.post(
+        decide_url(pre_cancel), {"decision": "reject", "note": "lives near"}, **on_the_queue
+    )
+    assert response.status_code == 200
+    html = response.content.decode()
+    chips = re.search(r'<nav id="kind-chips"[^>]*hx-swap-oob="true">(.*?)</nav>', html, re.S)
+    assert chips is not None, html
+    counts = dict(re.findall(r'>(\w[\w ]+?) <span class="chip-count">(\d+)</span>', chips[1]))
+    assert counts["Cancel membership"] == "0"
+    # The filter the page shows (its site) still applies: the other site's draft is not counted.
+    assert counts["Review email"] == "0" and "site=Fremont+Campus" in chips[1]
+    assert re.search(r'<p id="queue-count"[^>]*hx-swap-oob="true">0 waiting \(filtered\)', html)
+
+
+def test_a_decision_off_the_queue_page_sends_no_counts(client, coordinator, pre_cancel):
+    client.force_login(coordinator)
+    card_page = f"http://testserver{reverse('action-card', args=[pre_cancel.pk])}"
+    response = client.post(
+        decide_url(pre_cancel),
+        {"decision": "reject", "note": "lives near"},
+        **HTMX,
+        HTTP_HX_CURRENT_URL=card_page,
+    )
+    assert response.status_code == 200
+    assert "hx-swap-oob" not in response.content.decode()
+
+
+def test_a_card_on_its_own_page_has_a_level_one_heading(client, coordinator, pre_cancel):
+    client.force_login(coordinator)
+    html = client.get(reverse("action-card", args=[pre_cancel.pk])).content.decode()
+    assert re.search(r"<h1>Cancel membership · CASE-[0-9A-F]+</h1>", html)
 
 
 def test_a_decision_that_lost_the_race_says_so_and_changes_nothing(

@@ -85,3 +85,26 @@ def drafted_reply() -> PendingAction:
 def reply_to_label() -> PendingAction:
     """A reply too short to classify with confidence: a person picks its bucket."""
     return action_after_reply("hmm", PendingAction.Kind.LABEL_REPLY)
+
+
+def unmatched_email() -> PendingAction:
+    """An email from a sender we do not know, with no reply token: a person matches it."""
+    msg = EmailMessage()
+    msg["From"] = "Someone <someone@elsewhere.example>"
+    msg["To"] = "vanpool@poolpatrol.example"
+    msg["Subject"] = "About my vanpool seat"
+    msg["Message-ID"] = f"<stray-{Message.objects.count()}@mail.example>"
+    msg.set_content("I moved last month, do I keep my seat?")
+    message, _ = receive_raw(msg.as_bytes(), provider="test")
+    return PendingAction.objects.get(message=message, kind=PendingAction.Kind.MATCH_INBOUND)
+
+
+def undecided_check() -> PendingAction:
+    """A rider with no shift and one whose home ZIP has no location: the rules cannot decide."""
+    vanpool = VanpoolFactory()
+    RiderFactory(vanpool=vanpool, employee=EmployeeFactory(shift=None))
+    RiderFactory(vanpool=vanpool, employee=EmployeeFactory(home_zip="00000"))
+    audit_vanpool(vanpool.vanpool_id)
+    return PendingAction.objects.get(
+        case__vanpool=vanpool, kind=PendingAction.Kind.DECIDE_VERIFICATION
+    )

@@ -239,7 +239,8 @@ def test_a_coordinator_sees_the_vanpool_map_and_week_chart_with_the_flagged_ride
     )
     page.get_by_role("link", name=vanpool.vanpool_id).first.click()
 
-    vp_map = page.get_by_role("img", name=re.compile(f"^Map of {vanpool.vanpool_id}"))
+    # A group, not an image: the riders' markers on it are links.
+    vp_map = page.get_by_role("group", name=re.compile(f"^Map of {vanpool.vanpool_id}"))
     expect(vp_map).to_be_visible()
     expect(vp_map.locator("circle.map-limit")).to_have_count(1)
     expect(vp_map.locator("g.map-pickup")).to_have_count(1)
@@ -248,8 +249,10 @@ def test_a_coordinator_sees_the_vanpool_map_and_week_chart_with_the_flagged_ride
     flagged = vp_map.locator("g.map-home.is-flagged")
     expect(flagged).to_have_count(1)
     expect(flagged).to_contain_text(rider.employee_id)
+    expect(vp_map.get_by_role("link", name=re.compile(f"^{rider.employee_id}"))).to_have_count(1)
+    expect(vp_map.get_by_role("link")).to_have_count(2)
 
-    week = page.get_by_role("img", name=re.compile("^Week chart"))
+    week = page.get_by_role("group", name=re.compile("^Week chart"))
     expect(week).to_be_visible()
     expect(week.locator("rect.wk-van").first).to_be_visible()
     expect(week.locator("rect.wk-shift").first).to_be_visible()
