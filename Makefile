@@ -18,7 +18,7 @@ PORT ?= 8000
 # drive one Chromium and run on their own afterwards.
 TEST_WORKERS ?= auto
 
-.PHONY: evaluate faults model model-stop model-check help setup setup-dev browser redis demo run serve test lint format clean
+.PHONY: evaluate faults model model-stop model-check help setup setup-dev browser redis proxy demo run serve test lint format clean
 
 help:
 	@echo "make run    set up, load the demo program and serve it on http://$(HOST):$(PORT)/ (dashboard) and /admin/"
@@ -84,7 +84,14 @@ redis:
 	    apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q redis-server; \
 	  else echo "make test needs redis-server for the Redis broker test: sudo apt-get install redis-server" >&2; exit 1; fi; }
 
-test: setup-dev browser redis
+# The login-lockout test puts Debian's nginx in front of gunicorn, as a deployment's proxy.
+proxy:
+	@command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || \
+	{ if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q nginx-light; \
+	  else echo "make test needs nginx for the proxy test: sudo apt-get install nginx-light" >&2; exit 1; fi; }
+
+test: setup-dev browser redis proxy
 	$(RUN) ruff check .
 	$(RUN) ruff format --check .
 	$(RUN) lint-imports
@@ -107,7 +114,7 @@ model-check: setup-dev
 	  status=$$?; bash scripts/model_server.sh stop; exit $$status
 
 # The fault suite alone (tests/faults, docs/reliability.md); `make test` runs it too.
-faults: setup-dev
+faults: setup-dev proxy
 	$(RUN) pytest -n $(TEST_WORKERS) --dist load -m faults tests/faults
 
 # Every labelled file in evals/data against its own target (evals/data/targets.toml),

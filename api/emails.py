@@ -18,6 +18,7 @@ from rest_framework.response import Response
 from api.base import PublicIdLookup, StrictFilterSet, text_filter
 from outreach.models import EmailThread, Message
 from outreach.staff_messages import CannotWrite, add_staff_message
+from outreach.subjects import SubjectError, validate_subject
 from vanpools.models import Employee
 
 THREAD_ID_RE = r"THREAD-[0-9A-F]{8}"
@@ -93,7 +94,12 @@ class StaffMessageSerializer(serializers.Serializer):
         max_length=20, help_text="The rider to write to (a seat on the case's vanpool)."
     )
     subject = serializers.CharField(
-        required=False, allow_blank=True, default="", max_length=200, help_text="Default: Re: …"
+        required=False,
+        allow_blank=True,
+        default="",
+        max_length=200,
+        validators=[validate_subject],
+        help_text="One line. Default: Re: …",
     )
     text = serializers.CharField(max_length=20000, help_text="Plain text; sent as written.")
 
@@ -172,6 +178,8 @@ class ThreadViewSet(PublicIdLookup, viewsets.ReadOnlyModelViewSet):
             )
         except CannotWrite as exc:
             raise serializers.ValidationError({"employee_id": [str(exc)]}) from None
+        except SubjectError as exc:  # the default "Re: <thread subject>" is checked too
+            raise serializers.ValidationError({"subject": [str(exc)]}) from None
         message = messages().get(pk=queued.message.pk)
         code = status.HTTP_201_CREATED if queued.created else status.HTTP_200_OK
         return Response(MessageSerializer(message).data, status=code)

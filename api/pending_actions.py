@@ -25,6 +25,7 @@ from caseloop.audits import AlreadyDecided
 from cases.lifecycle import IllegalTransition
 from cases.models import Case, PendingAction
 from outreach.models import Message
+from outreach.subjects import validate_subject
 
 BUCKETS = [b for b in Message.Bucket.values if b]
 
@@ -69,7 +70,9 @@ class PendingActionSerializer(serializers.ModelSerializer):
 class EditsSerializer(serializers.Serializer):
     """What a reviewer may change or supply, by kind of action."""
 
-    subject = serializers.CharField(required=False, max_length=200, help_text="review_email")
+    subject = serializers.CharField(
+        required=False, max_length=200, validators=[validate_subject], help_text="review_email"
+    )
     text = serializers.CharField(required=False, max_length=20000, help_text="review_email")
     bucket = serializers.ChoiceField(choices=BUCKETS, required=False, help_text="label_reply")
     thread = serializers.CharField(required=False, max_length=20, help_text="match_inbound")

@@ -8,8 +8,11 @@ in the default cache: with several processes, configure a shared cache.
 
 from typing import cast
 
+from rest_framework.request import Request
 from rest_framework.settings import api_settings
 from rest_framework.throttling import AnonRateThrottle, UserRateThrottle
+
+from poolpatrol.client_address import client_address
 
 
 class CurrentRatesMixin:
@@ -21,9 +24,16 @@ class CurrentRatesMixin:
         return rates.get(self.scope)
 
 
-class UserThrottle(CurrentRatesMixin, UserRateThrottle):
+class ClientAddressMixin:
+    def get_ident(self, request: Request) -> str:
+        # DRF's own keys on the whole X-Forwarded-For a client wrote (a new budget
+        # per forged header); this is the address the trusted proxies vouch for.
+        return client_address(request) or request.META.get("REMOTE_ADDR", "")
+
+
+class UserThrottle(CurrentRatesMixin, ClientAddressMixin, UserRateThrottle):
     """Authenticated callers, keyed by user: one budget per user and their token."""
 
 
-class AnonThrottle(CurrentRatesMixin, AnonRateThrottle):
+class AnonThrottle(CurrentRatesMixin, ClientAddressMixin, AnonRateThrottle):
     """Anonymous callers, keyed by client address (they only ever get 401)."""

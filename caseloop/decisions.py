@@ -30,6 +30,7 @@ from cases.models import Case, CaseReview, PendingAction
 from outreach.compose import RenderedEmail
 from outreach.models import EmailThread, Message
 from outreach.sending import answer_threading, queue_email, queue_template
+from outreach.subjects import SubjectError, clean_subject
 from poolpatrol.queue import enqueue_inbound_processing, enqueue_outreach
 from vanpools.models import Employee, Rider
 
@@ -322,7 +323,10 @@ def _dismiss(case: Case | None, by: User, note: str) -> None:
 def _approve_email(action: PendingAction, by: User, note: str, edits: dict) -> None:
     _claim(action, PendingAction.Status.APPROVED, by, note)
     payload = action.payload
-    subject = str(edits.get("subject") or payload["subject"]).strip()
+    try:
+        subject = clean_subject(str(edits.get("subject") or payload["subject"]))
+    except SubjectError as exc:  # a line break would fail every send of the holding reply
+        raise InvalidDecision(f"subject: {exc}") from None
     text = str(edits.get("text") or payload["text"]).strip()
     if not subject or not text:
         raise InvalidDecision("an email needs a subject and a body")

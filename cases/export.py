@@ -8,6 +8,7 @@ check). No home address: a spreadsheet travels further than the admin.
 
 import csv
 import io
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
@@ -117,7 +118,21 @@ def as_xlsx(rows: Iterable[Finding]) -> bytes:
     return out.getvalue()
 
 
+# A spreadsheet reads a cell that starts with one of these as a formula (a tab or
+# a carriage return before the formula hides it from a first-character check).
+FORMULA_STARTS = "=+-@\t\r"
+# Which character splits a line into cells is the reader's locale and import
+# choice, not ours: "Fremont;=1+1;" is one cell here and a live formula where
+# ";" separates. Line breaks count too, for readers that ignore the quotes.
+CELL_SEPARATORS = ",;\t|\r\n"
+_FORMULA = re.compile(
+    rf"(^|[{re.escape(CELL_SEPARATORS)}])([ \"]*)(?=[{re.escape(FORMULA_STARTS)}])"
+)
+
+
 def _inert(value: str) -> str:
-    # A CSV cell starting with = + - @ is a formula once a spreadsheet opens it (a
-    # rider's words reach the evidence column): the quote keeps it text.
-    return f"'{value}" if value[:1] in ("=", "+", "-", "@") else value
+    """``value`` with a quote before every formula start, at the beginning of the value
+    and after any character a spreadsheet may split cells on (spaces and quotes between
+    them skipped, as a reader may trim them): every piece stays text (rider's words
+    reach the evidence column, an HR export the work site)."""
+    return _FORMULA.sub(lambda match: f"{match.group(1)}{match.group(2)}'", value)

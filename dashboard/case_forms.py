@@ -15,6 +15,7 @@ from django.utils import timezone
 from cases.models import Case, PendingAction
 from dashboard.access import PageForm
 from outreach.models import Message
+from outreach.subjects import validate_subject
 
 THREAD_ID = re.compile(r"THREAD-[0-9A-F]{8}\Z")
 EMPLOYEE_ID = re.compile(r"[A-Z][A-Z0-9]*-?[A-Z0-9-]*\Z")
@@ -147,7 +148,9 @@ class CancelMembershipForm(DecisionForm):
 
 
 class ReviewEmailForm(DecisionForm):
-    subject = forms.CharField(required=False, max_length=300, strip=True)
+    subject = forms.CharField(
+        required=False, max_length=300, strip=True, validators=[validate_subject]
+    )
     text = forms.CharField(required=False, max_length=20000, strip=True)
 
     def clean(self) -> dict[str, Any]:

@@ -7,12 +7,14 @@ message to a thread, or correct its status or bucket.
 
 from typing import TYPE_CHECKING, Any
 
+from django import forms
 from django.contrib import admin
 from django.db.models import Count, QuerySet
 from django.http import HttpRequest
 from django.utils.safestring import SafeString
 
 from outreach.models import EmailThread, Message
+from outreach.subjects import validate_subject
 from poolpatrol.admin_display import (
     EMPTY,
     AuditAdmin,
@@ -36,6 +38,15 @@ def bucket_label(message: Message) -> str:
     if message.bucket_confidence is None:
         return message.get_bucket_display()
     return f"{message.get_bucket_display()} · {message.bucket_confidence:.2f}"
+
+
+class OneLineSubject(forms.ModelForm):
+    """A subject typed in the admin follows the rule every other form does: one line."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if "subject" in self.fields:  # read-only on a stored message
+            self.fields["subject"].validators.append(validate_subject)
 
 
 class MessageInline(ReadOnlyTabularInline):
@@ -62,6 +73,7 @@ class MessageInline(ReadOnlyTabularInline):
 
 @admin.register(EmailThread)
 class EmailThreadAdmin(AuditAdmin):
+    form = OneLineSubject
     # Explicit: the count annotation's GROUP BY drops the model's default order.
     ordering = ["-created_at"]
     list_display = ["thread_id", "case_link", "subject", "message_count", "created_at"]
@@ -98,6 +110,7 @@ class EmailThreadAdmin(AuditAdmin):
 
 @admin.register(Message)
 class MessageAdmin(AuditAdmin):
+    form = OneLineSubject
     list_display = [
         "message_id",
         "thread_link",

@@ -18,6 +18,7 @@ from cases.lifecycle import record_event
 from outreach.compose import RenderedEmail
 from outreach.models import EmailThread, Message
 from outreach.sending import Threading, answer_threading, queue_email
+from outreach.subjects import clean_subject
 from vanpools.models import Employee
 
 logger = logging.getLogger(__name__)
@@ -53,7 +54,8 @@ def add_staff_message(
     if employee.email_undeliverable_at:
         raise CannotWrite(f"{employee.employee_id}'s address bounced; HR must fix it first")
     text = text.strip()
-    subject = subject.strip() or f"Re: {thread.subject}"
+    # SubjectError (a ValueError) names the subject: a line break would fail every send.
+    subject = clean_subject(subject) or clean_subject(f"Re: {thread.subject}")
     key = _key(case.case_id, employee.employee_id, by, subject, text, idempotency_key)
     existing = Message.objects.filter(idempotency_key=key).first()
     if existing:

@@ -5,6 +5,7 @@ deployment ("ture", "50 miles") stops the process at start-up with the name of
 the variable instead of silently falling back to a default.
 """
 
+import ipaddress
 import os
 import re
 
@@ -62,6 +63,19 @@ def env_list(name: str, default: list[str] | None = None) -> list[str]:
     if raw is None:
         return list(default or [])
     return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def env_networks(name: str) -> list[str]:
+    """Comma-separated addresses or networks (``10.0.0.5``, ``10.0.0.0/8``, ``::1``)."""
+    entries = env_list(name)
+    for entry in entries:
+        try:
+            ipaddress.ip_network(entry, strict=False)
+        except ValueError:
+            raise ImproperlyConfigured(
+                f"{name}: {entry!r} is not an address or a network (10.0.0.5, 10.0.0.0/8)"
+            ) from None
+    return entries
 
 
 def env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:

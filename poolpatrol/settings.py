@@ -17,7 +17,16 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from poolpatrol.env import env_bool, env_choice, env_float, env_int, env_list, env_rate, env_str
+from poolpatrol.env import (
+    env_bool,
+    env_choice,
+    env_float,
+    env_int,
+    env_list,
+    env_networks,
+    env_rate,
+    env_str,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("VAR_DIR", str(BASE_DIR / "var")))
@@ -208,8 +217,16 @@ _SERVES_LOGINS = _COMMAND is None or (
     _COMMAND == "runserver" and ("--noreload" in sys.argv or os.environ.get("RUN_MAIN") == "true")
 )
 AXES_VERBOSE = AXES_ENABLED and _SERVES_LOGINS
-# Behind a proxy the client address is the first of X-Forwarded-For.
-AXES_IPWARE_META_PRECEDENCE_ORDER = ["HTTP_X_FORWARDED_FOR", "REMOTE_ADDR"]
+# The client's address behind the reverse proxies in front (poolpatrol/client_address.py):
+# X-Forwarded-For is read from the right only through the hops trusted here, by
+# address (TRUSTED_PROXIES) or by count (TRUSTED_PROXY_COUNT); with neither it is
+# ignored. Without this, behind a proxy every login comes from the proxy's address
+# and five wrong passwords from anywhere lock the user out for everyone.
+AXES_CLIENT_IP_CALLABLE = "poolpatrol.client_address.client_address"
+TRUSTED_PROXIES = env_networks("TRUSTED_PROXIES")
+TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0, minimum=0)
+if TRUSTED_PROXIES and TRUSTED_PROXY_COUNT:
+    raise ImproperlyConfigured("set TRUSTED_PROXIES or TRUSTED_PROXY_COUNT, not both")
 
 # --- Content Security Policy (django-csp): no inline script, no third-party
 # origins; htmx and the dashboard's scripts are our own static files. Inline

