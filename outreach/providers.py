@@ -26,7 +26,7 @@ from base64 import b64decode
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import wraps
-from importlib.util import find_spec
+from importlib import import_module
 from typing import Any, cast
 
 from anymail.signals import tracking as tracking_signal
@@ -114,15 +114,23 @@ def deferred_problem(provider: str) -> str | None:
     if provider == "mandrill":
         # anymail defers the key so that Mandrill's HEAD check of the URL passes.
         try:
-            get_anymail_setting("webhook_key", esp_name="Mandrill", allow_bare=True)
+            get_anymail_setting("webhook_key", esp_name="Mandrill", allow_bare=True, kwargs={})
         except Exception as exc:
             return str(exc)
-    if provider == "postal" and find_spec("cryptography") is None:
+    if provider == "postal" and not _importable("cryptography.hazmat.primitives.serialization"):
         return (
             "The cryptography package isn't installed but is needed to check Postal's "
             'signatures (install "django-anymail[postal]").'
         )
     return None
+
+
+def _importable(module: str) -> bool:
+    try:
+        import_module(module)
+    except ImportError:
+        return False
+    return True
 
 
 def refusal(hook: Webhook) -> str | None:
