@@ -206,7 +206,7 @@ def postmark_payload(raw: bytes | None) -> dict[str, object]:
 
 
 @pytest.mark.parametrize("raw", [None, RAW], ids=["fields", "raw-email"])
-def test_postmark_inbound(client, settings, scene, queued, raw):
+def test_fault_87_postmark_inbound(client, settings, scene, queued, raw):
     configure(settings, "postmark")
 
     body = json.dumps(postmark_payload(raw)).encode()
@@ -224,7 +224,7 @@ def mailgun_signature(token: str) -> dict[str, str]:
     return {"timestamp": str(NOW), "token": token, "signature": signature.hexdigest()}
 
 
-def test_mailgun_inbound_parsed_fields(client, settings, scene, queued):
+def test_fault_87_mailgun_inbound_parsed_fields(client, settings, scene, queued):
     configure(settings, "mailgun")
     fields = {
         "recipient": REPLY_ADDRESS,
@@ -248,7 +248,7 @@ def test_mailgun_inbound_parsed_fields(client, settings, scene, queued):
     assert_one_reply_on_the_thread(scene, queued, raw=None)
 
 
-def test_mailgun_inbound_raw_mime(client, settings, scene, queued):
+def test_fault_87_mailgun_inbound_raw_mime(client, settings, scene, queued):
     configure(settings, "mailgun")
     fields = {
         "recipient": REPLY_ADDRESS,
@@ -267,7 +267,7 @@ def test_mailgun_inbound_raw_mime(client, settings, scene, queued):
 # --- SendGrid -------------------------------------------------------------------------------
 
 
-def test_sendgrid_inbound_parsed_fields(client, settings, scene, queued):
+def test_fault_87_sendgrid_inbound_parsed_fields(client, settings, scene, queued):
     configure(settings, "sendgrid")
     fields = {
         "headers": HEADER_BLOCK,
@@ -293,7 +293,7 @@ def test_sendgrid_inbound_parsed_fields(client, settings, scene, queued):
     assert_one_reply_on_the_thread(scene, queued, raw=None)
 
 
-def test_sendgrid_inbound_send_raw(client, settings, scene, queued):
+def test_fault_87_sendgrid_inbound_send_raw(client, settings, scene, queued):
     configure(settings, "sendgrid")
     fields = {
         "email": RAW.decode(),
@@ -381,7 +381,7 @@ def post_from_sns(client, event: dict[str, object]):
 SNS_ACTION = {"type": "SNS", "topicArn": "arn:aws:sns:us-east-1:111111111111:PoolPatrolInbound"}
 
 
-def test_amazon_ses_inbound_sns_utf8(client, settings, scene, queued):
+def test_fault_87_amazon_ses_inbound_sns_utf8(client, settings, scene, queued):
     configure(settings, "amazon_ses")
 
     response = post_from_sns(client, ses_event(SNS_ACTION | {"encoding": "UTF8"}, RAW.decode()))
@@ -390,7 +390,7 @@ def test_amazon_ses_inbound_sns_utf8(client, settings, scene, queued):
     assert_one_reply_on_the_thread(scene, queued, RAW)
 
 
-def test_amazon_ses_inbound_sns_base64(client, settings, scene, queued):
+def test_fault_87_amazon_ses_inbound_sns_base64(client, settings, scene, queued):
     configure(settings, "amazon_ses")
     content = base64.b64encode(RAW).decode()
 
@@ -400,7 +400,7 @@ def test_amazon_ses_inbound_sns_base64(client, settings, scene, queued):
     assert_one_reply_on_the_thread(scene, queued, RAW)
 
 
-def test_amazon_ses_inbound_s3(client, settings, scene, queued, provider_api):
+def test_fault_87_amazon_ses_inbound_s3(client, settings, scene, queued, provider_api):
     key = "inbound/jili9m351il3gkburn7o2f0u6788stij94c8ld01"
     provider_api.routes[f"/pool-patrol-inbound/{key}"] = ("application/octet-stream", RAW)
     configure(
@@ -434,7 +434,7 @@ def test_amazon_ses_inbound_s3(client, settings, scene, queued, provider_api):
 # --- Postal (RSA signature of the body) -------------------------------------------------------
 
 
-def test_postal_inbound_signed_with_the_server_s_key(client, settings, scene, queued):
+def test_fault_87_postal_inbound_signed_with_the_server_s_key(client, settings, scene, queued):
     configure(settings, "postal")
     body = json.dumps(
         {
@@ -461,7 +461,7 @@ def test_postal_inbound_signed_with_the_server_s_key(client, settings, scene, qu
     assert_one_reply_on_the_thread(scene, queued, RAW)
 
 
-def test_postal_refuses_a_body_its_signature_does_not_cover(client, settings, scene):
+def test_fault_88_postal_refuses_a_body_its_signature_does_not_cover(client, settings, scene):
     configure(settings, "postal")
     body = json.dumps({"id": 1, "rcpt_to": REPLY_ADDRESS, "message": RAW.decode()}).encode()
 
@@ -481,7 +481,7 @@ def test_postal_refuses_a_body_its_signature_does_not_cover(client, settings, sc
 
 
 @pytest.mark.parametrize("as_base64", [False, True], ids=["text", "base64"])
-def test_sparkpost_relay_message(client, settings, scene, queued, as_base64):
+def test_fault_87_sparkpost_relay_message(client, settings, scene, queued, as_base64):
     configure(settings, "sparkpost")
     rfc822 = base64.b64encode(RAW).decode() if as_base64 else RAW.decode()
     body = json.dumps(
@@ -519,7 +519,7 @@ def test_sparkpost_relay_message(client, settings, scene, queued, as_base64):
 # --- Mandrill (signature over the exact URL and the sorted form fields) ------------------------
 
 
-def test_mandrill_inbound_at_its_one_url(client, settings, scene, queued):
+def test_fault_87_mandrill_inbound_at_its_one_url(client, settings, scene, queued):
     configure(settings, "mandrill")
     events = json.dumps(
         [
@@ -563,7 +563,7 @@ def test_mandrill_inbound_at_its_one_url(client, settings, scene, queued):
 # --- MailerSend (HMAC of the body) --------------------------------------------------------------
 
 
-def test_mailersend_inbound_signed(client, settings, scene, queued):
+def test_fault_87_mailersend_inbound_signed(client, settings, scene, queued):
     configure(settings, "mailersend")
     body = json.dumps(
         {
@@ -606,7 +606,7 @@ def test_mailersend_inbound_signed(client, settings, scene, queued):
 # --- Mailjet and Brevo (parsed fields only) ----------------------------------------------------
 
 
-def test_mailjet_parse_api(client, settings, scene, queued):
+def test_fault_87_mailjet_parse_api(client, settings, scene, queued):
     configure(settings, "mailjet")
     body = json.dumps(
         {
@@ -634,7 +634,7 @@ def test_mailjet_parse_api(client, settings, scene, queued):
     assert_one_reply_on_the_thread(scene, queued, raw=None)
 
 
-def test_brevo_inbound_parse(client, settings, scene, queued):
+def test_fault_87_brevo_inbound_parse(client, settings, scene, queued):
     configure(settings, "brevo")
     body = json.dumps(
         {
@@ -670,7 +670,7 @@ def test_brevo_inbound_parse(client, settings, scene, queued):
 # --- Mailtrap and Resend (a notification; anymail fetches the message) -------------------------
 
 
-def test_mailtrap_inbound_fetches_and_keeps_the_raw_message(
+def test_fault_87_mailtrap_inbound_fetches_and_keeps_the_raw_message(
     client, settings, scene, queued, provider_api
 ):
     inbound_secret = "mailtrap-inbound-secret"
@@ -732,7 +732,7 @@ def svix_headers(body: bytes, secret: str, svix_id: str) -> dict[str, str]:
     }
 
 
-def test_resend_inbound_signed_with_svix(client, settings, scene, queued, provider_api):
+def test_fault_87_resend_inbound_signed_with_svix(client, settings, scene, queued, provider_api):
     configure(settings, "resend", RESEND_API_URL=provider_api.url)
     email_id = "56761188-7520-42d8-8898-ff6fc54ce618"
     provider_api.routes[f"/emails/receiving/{email_id}"] = (
@@ -795,7 +795,7 @@ def test_resend_inbound_signed_with_svix(client, settings, scene, queued, provid
     assert_one_reply_on_the_thread(scene, queued, raw=None)
 
 
-def test_resend_refuses_a_delivery_whose_svix_signature_is_wrong(client, settings, scene):
+def test_fault_88_resend_refuses_a_delivery_whose_svix_signature_is_wrong(client, settings, scene):
     configure(settings, "resend")
     body = json.dumps({"type": "email.received", "data": {"email_id": "x"}}).encode()
     headers = svix_headers(body, "whsec_" + base64.b64encode(b"someone else").decode(), "msg_1")
