@@ -29,7 +29,6 @@ from functools import wraps
 from importlib import import_module
 from typing import Any, cast
 
-from anymail.signals import tracking as tracking_signal
 from anymail.utils import get_anymail_setting
 from django.conf import settings
 from django.core.checks import CheckMessage, Error
@@ -51,15 +50,6 @@ class Webhook:
     route: str  # "/anymail/amazon_ses/inbound/" (Mailgun's raw MIME form: "inbound_mime")
     view_class: Any  # an anymail webhook view class (anymail ships no types)
     initkwargs: dict[str, object]
-
-    @property
-    def receives_mail(self) -> bool:
-        """Inbound (Mandrill's one URL takes both inbound and tracking)."""
-        return self.view_class.signal is not tracking_signal
-
-    @property
-    def kind(self) -> str:
-        return "inbound" if self.receives_mail else "tracking"
 
 
 def webhook_of(pattern: URLPattern) -> Webhook:
@@ -150,13 +140,22 @@ def answering_if_configured(
     def gated(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
         why = refusal(hook)
         if why is not None:
-            logger.warning("%s %s answered 404: %s", request.method, request.path, why)
+            logger.log(_level(hook), "%s %s answered 404: %s", request.method, request.path, why)
             return HttpResponseNotFound(
                 NOT_HERE.format(provider=hook.provider), content_type="text/plain; charset=utf-8"
             )
         return view(request, *args, **kwargs)
 
     return gated
+
+
+def _level(hook: Webhook) -> int:
+    """ERROR: the configured provider cannot run (the system check refuses to start on
+    it). WARNING: none is configured, so it may be the operator's. INFO: someone else's."""
+    configured = configured_providers()
+    if hook.provider in configured:
+        return logging.ERROR
+    return logging.INFO if configured else logging.WARNING
 
 
 # --- Refusing to start -----------------------------------------------------------------
