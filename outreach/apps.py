@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.core import checks
 from django.core.management import call_command
 from django.db import connections
 from django.db.models.signals import post_migrate
@@ -11,11 +12,13 @@ class OutreachConfig(AppConfig):
     def ready(self) -> None:
         from anymail.signals import inbound, tracking
 
-        from outreach import webhooks
+        from outreach import providers, webhooks
 
         # dispatch_uid: connected once however often ready() runs.
         inbound.connect(webhooks.handle_inbound, dispatch_uid="outreach.webhooks.inbound")
         tracking.connect(webhooks.handle_tracking, dispatch_uid="outreach.webhooks.tracking")
+        # A configured provider whose key or extra is missing: refuse to start.
+        checks.register(providers.check_email_providers, "email")
         post_migrate.connect(
             create_cache_tables, sender=self, dispatch_uid="outreach.create_cache_tables"
         )

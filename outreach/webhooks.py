@@ -31,6 +31,7 @@ from django.urls import URLPattern
 from django.views import View
 from django.views.decorators.csrf import csrf_exempt
 
+from outreach import providers
 from outreach.authentication import provider_fields
 from outreach.bounces import record_bounce
 from outreach.inbound import quarantine, receive_message
@@ -74,12 +75,21 @@ def require_webhook_secret(view: Callable[..., HttpResponse]) -> Callable[..., H
 
 
 def guarded_anymail_urls() -> tuple[list[URLPattern], str]:
-    """anymail's URL patterns, each view behind ``require_webhook_secret``, for include()."""
+    """anymail's URL patterns, for include(): each behind ``require_webhook_secret``, and
+    answering only for the configured provider (``providers.answering_if_configured``)."""
     from anymail import urls as anymail_urls
 
     patterns = [
         URLPattern(
-            p.pattern, require_webhook_secret(keeping_poison(p.callback)), p.default_args, p.name
+            p.pattern,
+            require_webhook_secret(
+                providers.answering_if_configured(
+                    providers.webhook_of(p),
+                    keeping_poison(providers.keeping_fetched_raw(p.callback)),
+                )
+            ),
+            p.default_args,
+            p.name,
         )
         for p in anymail_urls.urlpatterns
     ]
@@ -168,23 +178,14 @@ def handle_inbound(sender: object, event: AnymailInboundEvent, esp_name: str, **
 def raw_from_event(event: AnymailInboundEvent) -> bytes | None:
     """The message exactly as the provider sent it, when its payload carries it.
 
-    Postmark's RawEmail (if enabled on the server), Mailgun's body-mime
-    (the ``inbound_mime`` URL) and SendGrid's "Send Raw" email field. Other
-    payloads (parsed fields, SES) are serialised again by the caller.
+    Postmark's RawEmail (if enabled on the server), Mailgun's body-mime (the
+    ``inbound_mime`` URL), SendGrid's "Send Raw" email field, Amazon SES's
+    content (SNS action) or S3 object, Postal's message, SparkPost's
+    email_rfc822, Mandrill's raw_msg, MailerSend's raw and Mailtrap's raw
+    message (``providers.raw_as_sent``). Parsed fields only (Brevo, Mailjet,
+    Resend, parsed Mailgun and SendGrid) are serialised again by the caller.
     """
-    esp_event = event.esp_event
-    raw: object = None
-    if isinstance(esp_event, dict):
-        raw = esp_event.get("RawEmail")
-    elif hasattr(esp_event, "POST"):
-        raw = esp_event.POST.get("body-mime") or esp_event.POST.get("email")
-    if not isinstance(raw, str) or not raw:
-        return None
-    try:
-        # anymail parsed the same text encoded this way (AnymailInboundMessage.parse_raw_mime).
-        return raw.encode("utf-8")
-    except UnicodeEncodeError:
-        return None
+    return providers.raw_as_sent(event)
 
 
 def handle_tracking(

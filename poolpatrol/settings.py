@@ -339,6 +339,11 @@ if WEBHOOK_SECRET:
     ANYMAIL["WEBHOOK_SECRET"] = WEBHOOK_SECRET
 if PRODUCTION and not WEBHOOK_SECRET:
     raise ImproperlyConfigured("PRODUCTION=true needs WEBHOOK_SECRET for the email webhooks")
+# The provider(s) whose webhooks answer on /anymail/<provider>/… (comma-separated while
+# moving between two); unset, the one EMAIL_BACKEND sends through, if an anymail one. Every
+# other provider's URLs answer 404. A configured provider whose key or extra is missing
+# stops the server from starting (outreach/providers.py, docs/operating.md).
+EMAIL_PROVIDER = [] if RUNNING_TESTS else [name.lower() for name in env_list("EMAIL_PROVIDER")]
 
 # --- Outreach: what riders receive and how long they have to answer.
 OUTREACH_FROM_EMAIL = env_str("OUTREACH_FROM_EMAIL") or DEFAULT_FROM_EMAIL
