@@ -8,7 +8,10 @@ aside → (the loop: quoted text stripped → guardrails → classified).
 
 1. parse — a message with nothing usable is quarantined, never raised;
 2. dedupe — a stored inbound row with the same provider id, Message-ID or raw
-   hash *is* this message (providers redeliver), so it is returned as is;
+   hash *is* this message (providers redeliver), so it is returned as is. A
+   message the provider sent as fields (SendGrid's and Mailjet's parsed
+   payloads) is hashed without the MIME boundaries anymail draws at random
+   each time it builds it; an empty body is a duplicate of nothing;
 3. store, match and act in one transaction — a concurrent duplicate loses on
    the unique constraints and gets the winner's row;
 4. match — forced thread, else the reply token in a recipient address, else
@@ -84,20 +87,48 @@ def receive_message(
     """Store a parsed email (anymail's AnymailInboundMessage); returns (message, created).
 
     ``raw`` is the message as the provider sent it when it sent one; without
-    it the message is serialised again for the record and the hash.
+    it the message is serialised again for the record, and hashed without the
+    random parts of that serialisation (``serialised_sha256``).
     ``provider_verdicts`` are the SPF/DKIM/DMARC fields of the provider's
     payload (``authentication.provider_fields``), read beside the headers.
     """
+    raw_sha256 = None
     if raw is None:
         raw = message_bytes(msg)
+        raw_sha256 = serialised_sha256(msg, raw)
     try:
         parsed = parse_message(msg, raw)
     except Exception as exc:
-        return quarantine(raw, provider=provider, provider_message_id=provider_message_id, why=exc)
+        return quarantine(
+            raw,
+            provider=provider,
+            provider_message_id=provider_message_id,
+            why=exc,
+            raw_sha256=raw_sha256,
+        )
     if provider_verdicts:
         failures = parsed.authentication_failures + failed_checks(provider_verdicts)
         parsed = replace(parsed, authentication_failures=tuple(dict.fromkeys(failures)))
+    if raw_sha256 is not None:
+        parsed = replace(parsed, raw_sha256=raw_sha256)
     return _receive(parsed, raw, provider, provider_message_id, force_thread)
+
+
+def serialised_sha256(msg: email.message.Message, raw: bytes) -> str:
+    """The hash of a message we serialised ourselves, the same on every redelivery.
+
+    anymail builds a message from a provider's fields (SendGrid's parsed
+    payload, Mailjet) with a new random MIME boundary each time, so the bytes
+    of two deliveries of one email differ only there; serialising set each
+    part's boundary, and each is replaced by one fixed string before hashing.
+    """
+    if not raw:
+        return ""  # nothing to identify it by: a duplicate of nothing
+    for part in msg.walk():
+        boundary = part.get_boundary()
+        if boundary:
+            raw = raw.replace(boundary.encode("ascii", "replace"), b"=_pool-patrol-boundary_=")
+    return hashlib.sha256(raw).hexdigest()
 
 
 def quarantine(
@@ -107,9 +138,16 @@ def quarantine(
     provider_message_id: str = "",
     why: Exception | str,
     flag: str = "unparseable",
+    raw_sha256: str | None = None,
 ) -> tuple[Message, bool]:
-    """Keep a message we could not read (or handle) for a person; returns (message, created)."""
-    raw_sha256 = hashlib.sha256(raw).hexdigest()
+    """Keep a message we could not read (or handle) for a person; returns (message, created).
+
+    ``raw_sha256`` replaces the hash of ``raw`` when ``raw`` is our own
+    serialisation (``serialised_sha256``). Empty bytes get no hash: nothing
+    that arrived empty is the same message as anything else.
+    """
+    if raw_sha256 is None:
+        raw_sha256 = hashlib.sha256(raw).hexdigest() if raw else ""
     provider_message_id = provider_message_id[:255]
     reason = f"{type(why).__name__}: {why}" if isinstance(why, Exception) else why
     kept_raw, cut = kept_text(raw)

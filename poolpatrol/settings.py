@@ -85,6 +85,8 @@ MIDDLEWARE = [
     "poolpatrol.request_limits.RequestSizeLimit",
     "poolpatrol.nul_guard.NulPathGuard",
     "django.middleware.security.SecurityMiddleware",
+    # /health for load balancers, before the Host check (they probe by IP).
+    "poolpatrol.health.HealthProbe",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",

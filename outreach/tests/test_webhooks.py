@@ -6,8 +6,16 @@ import hmac
 import json
 
 import pytest
+import requests
 from anymail.exceptions import AnymailInsecureWebhookWarning
-from django.db import DatabaseError
+from django.db import (
+    DatabaseError,
+    DataError,
+    IntegrityError,
+    InterfaceError,
+    InternalError,
+    OperationalError,
+)
 from django.urls import reverse
 
 from cases.models import CaseEvent
@@ -339,3 +347,55 @@ def test_a_bug_while_recording_a_bounce_event_is_logged_not_retried(client, monk
 
     assert response.status_code == 200
     assert "bounced event for" in caplog.text
+
+
+# --- What may pass: answered 503 so the provider retries -----------------------------
+
+
+def http_error(status: int) -> requests.HTTPError:
+    response = requests.Response()
+    response.status_code = status
+    return requests.HTTPError(f"{status} from the provider's API", response=response)
+
+
+class BotoShapedError(Exception):
+    """botocore's ClientError carries the HTTP status in ``response`` (SES's S3 download)."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(f"S3 answered {status}")
+        self.response = {"Error": {"Code": "x"}, "ResponseMetadata": {"HTTPStatusCode": status}}
+
+
+@pytest.mark.parametrize(
+    ("error", "passes"),
+    [
+        (OperationalError("database is locked"), True),
+        (InterfaceError("connection already closed"), True),
+        (InternalError("current transaction is aborted"), True),
+        (DataError("A string literal cannot contain NUL (0x00) characters."), False),
+        (IntegrityError("UNIQUE constraint failed"), False),
+        (http_error(503), True),
+        (http_error(403), True),
+        (http_error(429), True),
+        (http_error(404), False),
+        (http_error(400), False),
+        (requests.ConnectionError("connection reset"), True),
+        (requests.Timeout("read timed out"), True),
+        (BotoShapedError(503), True),
+        (BotoShapedError(404), False),
+        (ValueError("not an email"), False),
+    ],
+    ids=lambda value: type(value).__name__ if isinstance(value, Exception) else str(value),
+)
+def test_it_retries_what_may_pass_and_keeps_what_will_not(error, passes):
+    assert webhooks.may_pass(error) is passes
+
+
+def test_a_fetch_error_raised_inside_anymail_s_parser_is_found_by_its_cause():
+    try:
+        try:
+            raise http_error(502)
+        except requests.HTTPError as exc:
+            raise ValueError("could not parse the message") from exc
+    except ValueError as wrapped:
+        assert webhooks.may_pass(wrapped)
