@@ -32,6 +32,7 @@ from django.views import View
 from django.views.decorators.csrf import csrf_exempt
 
 from outreach.bounces import record_bounce
+from outreach.header_fields import clean_request
 from outreach.inbound import quarantine, receive_message
 from outreach.models import Message
 from outreach.parsing import message_bytes
@@ -98,6 +99,8 @@ def keeping_poison(callback: Callable[..., HttpResponse]) -> Callable[..., HttpR
 
     def parse_events(self: Any, request: HttpRequest) -> list[object]:
         try:
+            # Header fields without CR/LF before anymail builds the message (issue 34).
+            clean_request(request, self.esp_name)
             return list(view_class.parse_events(self, request))
         except Exception as exc:
             keep_undecodable_delivery(request, self.esp_name, exc)
