@@ -16,6 +16,10 @@ class OutreachConfig(AppConfig):
         # dispatch_uid: connected once however often ready() runs.
         inbound.connect(webhooks.handle_inbound, dispatch_uid="outreach.webhooks.inbound")
         tracking.connect(webhooks.handle_tracking, dispatch_uid="outreach.webhooks.tracking")
+        from outreach.inbound import quarantined_waiting
+        from poolpatrol.health import WAITING_FOR_A_PERSON
+
+        WAITING_FOR_A_PERSON["quarantined_messages"] = quarantined_waiting
         post_migrate.connect(
             create_cache_tables, sender=self, dispatch_uid="outreach.create_cache_tables"
         )

@@ -141,6 +141,13 @@ def quarantine(
     return message, created
 
 
+def quarantined_waiting() -> int:
+    """Quarantined messages no person has decided yet (each is on a card)."""
+    return Message.objects.filter(
+        direction=Message.Direction.INBOUND, status=Status.QUARANTINED
+    ).count()
+
+
 def _thread_named_in(raw_text: str) -> EmailThread | None:
     """The thread whose reply address the unreadable message was sent to, if any."""
     token = reply_token_from(reply_addresses_in(raw_text))

@@ -1,6 +1,7 @@
 """/health: is the database answering, and what does the task queue look like."""
 
 import logging
+from collections.abc import Callable
 
 from django.db import DatabaseError, connection
 from django.http import HttpRequest, JsonResponse
@@ -19,6 +20,19 @@ def database_status() -> dict[str, object]:
         logger.error("health: database unreachable: %s", exc)
         return {"ok": False, "vendor": connection.vendor, "error": exc.__class__.__name__}
     return {"ok": True, "vendor": connection.vendor}
+
+
+# What waits for a person, counted by the app that owns it (registered in its
+# AppConfig.ready: this floor imports none of them). Name → a count query.
+WAITING_FOR_A_PERSON: dict[str, Callable[[], int]] = {}
+
+
+def waiting_for_a_person() -> dict[str, int]:
+    try:
+        return {name: count() for name, count in sorted(WAITING_FOR_A_PERSON.items())}
+    except DatabaseError as exc:  # the database went away after its check: no figures
+        logger.error("health: counting what waits for a person failed: %s", exc)
+        return {}
 
 
 def queue_status() -> dict[str, object]:
@@ -52,7 +66,10 @@ def health(request: HttpRequest) -> JsonResponse:
         status = "degraded"
     else:
         status = "ok"
+    body: dict[str, object] = {"status": status, "database": database, "queue": queue}
+    if database["ok"]:
+        body["waiting_for_a_person"] = waiting_for_a_person()
     return JsonResponse(
-        {"status": status, "database": database, "queue": queue},
+        body,
         status=503 if status == "down" else 200,
     )
