@@ -20,6 +20,7 @@ into the server's database: point both at a scratch database.
 
 import logging
 import secrets
+import time
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
@@ -27,7 +28,7 @@ from evals import race
 from evals.management.commands.bench_webhook import loopback_target
 
 MAX_TRIES = 500
-QUIET_LOGGERS = ("outreach", "agents", "cases", "caseloop", "django-q", "audit")
+QUIET_LOGGERS = ("outreach", "agents", "cases", "caseloop", "django-q", "audit", "axes")
 
 
 class Command(BaseCommand):
@@ -46,9 +47,12 @@ class Command(BaseCommand):
         for name in QUIET_LOGGERS:
             logging.getLogger(name).setLevel(logging.WARNING)
         run = secrets.token_hex(3)
+        started = time.perf_counter()
         scenes = race.build_scenes(tries, run)
         cookies = race.coordinator_cookies(run)
+        built = time.perf_counter()
         outcomes = race.race(f"http://{host}:{port}", str(options["secret"]), scenes, cookies)
+        raced = time.perf_counter()
         broken = [o for o in outcomes if o.approve_status >= 500 or o.reply_status >= 500]
         against = race.count_against_replies(scenes)
         self.stdout.write(
@@ -56,4 +60,7 @@ class Command(BaseCommand):
         )
         tallied = sorted(race.tally(scenes).items())
         ended = ", ".join(f"{status} {count}" for status, count in tallied)
-        self.stdout.write(f"actions: {ended}; answers 5xx: {len(broken)} ({race.database_label()})")
+        self.stdout.write(
+            f"actions: {ended}; answers 5xx: {len(broken)} ({race.database_label()}; "
+            f"scenes built in {built - started:.1f} s, raced in {raced - built:.1f} s)"
+        )
