@@ -155,21 +155,19 @@ def _refuse_over_an_unread_reply(action: PendingAction) -> None:
 
     A reply stored after the proposal but not yet processed by the worker may
     say "don't cancel": the approval waits until it is read (which withdraws
-    the proposal and asks a person, see ``loop._act_on_reply``). So does a
+    the proposal and asks a person, see ``loop._act_on_reply``). So does any
     message quarantined on the case's thread (one we could not read, addressed
-    to its reply token) until a person has decided its card. Runs after
+    to its reply address) until a person has decided its card. Runs after
     ``lock_case``, inside the approval's transaction.
     """
     if action.case_id is None:
         return
+    # A quarantined message holds whenever it came: nobody has read it, before
+    # the proposal or after.
     unread = (
-        Message.objects.filter(
-            thread__case_id=action.case_id,
-            direction=Message.Direction.INBOUND,
-            received_at__gt=action.created_at,
-        )
+        Message.objects.filter(thread__case_id=action.case_id, direction=Message.Direction.INBOUND)
         .filter(
-            Q(kind=Message.Kind.REPLY, processed_at__isnull=True)
+            Q(kind=Message.Kind.REPLY, processed_at__isnull=True, received_at__gt=action.created_at)
             | Q(status=Message.Status.QUARANTINED)
         )
         .order_by("received_at", "pk")
@@ -179,8 +177,8 @@ def _refuse_over_an_unread_reply(action: PendingAction) -> None:
         return
     if unread.status == Message.Status.QUARANTINED:
         raise NewerReplyWaiting(
-            f"a message ({unread.message_id}) came on this case's thread after this cancellation "
-            "was proposed and could not be read; a person must look at its card first"
+            f"a message ({unread.message_id}) came on this case's thread and could not be "
+            "read; a person must look at its card before anything is cancelled"
         )
     raise NewerReplyWaiting(
         f"the rider replied ({unread.message_id}) after this cancellation was proposed and "

@@ -131,3 +131,18 @@ def test_fault_46_a_bounce_for_an_address_hr_has_just_corrected_marks_nothing(ru
 
     scene.far.refresh_from_db()
     assert scene.far.email_undeliverable_at is None
+
+
+def test_fault_44_a_quarantined_message_from_before_the_proposal_holds_it_too(
+    client, settings, run, _frozen_time, coordinator
+):
+    production_webhooks(settings)
+    scene = failing_case(run)
+    payload = _parsed_reply(_first_email_to(scene.far), Attachments=[{"Name": "lease.pdf"}])
+    run(post_json, client, POSTMARK_INBOUND, payload, **basic_auth())
+    action = pre_cancel(scene, run, _frozen_time)  # proposed a week later, nobody read it
+
+    with pytest.raises(decisions.NewerReplyWaiting, match="could not be read"):
+        decisions.approve(action, by=coordinator, edits={"override": True, "override_reason": "x"})
+
+    assert Rider.objects.get(pk=action.rider_id).status == Rider.Status.ACTIVE
