@@ -5,6 +5,7 @@ import datetime as dt
 
 import pytest
 from django.test import Client
+from django.urls import reverse
 from rest_framework.test import APIClient
 
 from caseloop import decisions
@@ -146,3 +147,19 @@ def test_fault_44_a_quarantined_message_from_before_the_proposal_holds_it_too(
         decisions.approve(action, by=coordinator, edits={"override": True, "override_reason": "x"})
 
     assert Rider.objects.get(pk=action.rider_id).status == Rider.Status.ACTIVE
+
+
+def test_fault_44_the_quarantined_message_is_a_card_on_the_coordinators_queue(
+    client, settings, run, _frozen_time, coordinator
+):
+    production_webhooks(settings)
+    scene = failing_case(run)
+    payload = _parsed_reply(_first_email_to(scene.far), Attachments=[{"Name": "lease.pdf"}])
+    run(post_json, client, POSTMARK_INBOUND, payload, **basic_auth())
+    card = PendingAction.objects.get(kind="match_inbound")
+
+    client.force_login(coordinator)
+    html = client.get(reverse("review-queue")).content.decode()
+
+    assert f'id="action-{card.pk}"' in html
+    assert "could not be read and was quarantined" in html
