@@ -19,19 +19,21 @@ from typing import Any, TypeVar
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 from django.db import models, transaction
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.html import escape, linebreaks
 
 from caseloop.audits import AlreadyDecided, decide_verification
 from caseloop.loop import ReplyContext, act_on_bucket, has_pending_actions, thread_for
 from caseloop.supervisor import review_for_decision
-from cases.lifecycle import record_event, transition
+from cases.lifecycle import lock_case, record_event, transition
 from cases.models import Case, CaseReview, PendingAction
 from outreach.compose import RenderedEmail
 from outreach.models import EmailThread, Message
 from outreach.sending import answer_threading, queue_email, queue_template
 from outreach.subjects import SubjectError, clean_subject
 from poolpatrol.queue import enqueue_inbound_processing, enqueue_outreach
+from poolpatrol.write_lock import one_writer_at_a_time
 from vanpools.models import Employee, Rider
 
 logger = logging.getLogger(__name__)
@@ -58,7 +60,8 @@ def approve(
     require_decider(by)
     edits = edits or {}
     if action.kind == Kind.CANCEL_MEMBERSHIP:
-        _refuse_over_an_unread_reply(action)
+        # Ahead of the transaction only so that a model call is never made
+        # while holding the write lock; the review is read again inside.
         _review_before_deciding(action)
     handlers: dict[str, Callable[[PendingAction, User, str, dict], None]] = {
         Kind.CANCEL_MEMBERSHIP: _approve_cancellation,
@@ -67,7 +70,14 @@ def approve(
         Kind.MATCH_INBOUND: _approve_match,
         Kind.DECIDE_VERIFICATION: _approve_verification,
     }
-    with transaction.atomic():
+    with one_writer_at_a_time(), transaction.atomic():
+        # The guards run here, after the lock the inbound store also takes
+        # (docs/design.md, "A guard runs where the step is taken"): a reply
+        # stored before this point is seen; one stored after waits for the commit.
+        if action.case_id is not None:
+            lock_case(action.case_id)
+        if action.kind == Kind.CANCEL_MEMBERSHIP:
+            _refuse_over_an_unread_reply(action)
         handlers[action.kind](action, by, note, edits)
         _release_repeats(action, approved=True)
     logger.info("action %s (%s) approved by %s", action.pk, action.kind, by.get_username())
@@ -78,7 +88,9 @@ def reject(action: PendingAction, *, by: User, note: str = "") -> PendingAction:
     require_decider(by)
     if action.kind == Kind.DECIDE_VERIFICATION:
         raise InvalidDecision("rule pass or fail for each rider instead of rejecting")
-    with transaction.atomic():
+    with one_writer_at_a_time(), transaction.atomic():
+        if action.case_id is not None:
+            lock_case(action.case_id)
         _claim(action, PendingAction.Status.REJECTED, by, note)
         case = Case.objects.get(pk=action.case_id) if action.case_id else None
         if action.kind == Kind.CANCEL_MEMBERSHIP:
@@ -133,6 +145,8 @@ def _follow_the_match(action: PendingAction, repeats: list[Message], approved: b
         message.thread_id, message.employee_id = matched.thread_id, matched.employee_id
         message.flags = [f for f in message.flags if f not in ("unmatched", "unknown_sender")]
         message.save(update_fields=["thread", "employee", "flags"])
+        if message.status == Message.Status.QUARANTINED:
+            _read_by_a_person(message)
         if message.kind == Message.Kind.REPLY and message.status == Message.Status.RECEIVED:
             enqueue_inbound_processing(message.pk)
 
@@ -142,22 +156,35 @@ def _refuse_over_an_unread_reply(action: PendingAction) -> None:
 
     A reply stored after the proposal but not yet processed by the worker may
     say "don't cancel": the approval waits until it is read (which withdraws
-    the proposal and asks a person, see ``loop._act_on_reply``).
+    the proposal and asks a person, see ``loop._act_on_reply``). So does any
+    message quarantined on the case's thread (one we could not read, addressed
+    to its reply address) until a person has decided its card. Runs after
+    ``lock_case``, inside the approval's transaction.
     """
     if action.case_id is None:
         return
-    unread = Message.objects.filter(
-        thread__case_id=action.case_id,
-        direction=Message.Direction.INBOUND,
-        kind=Message.Kind.REPLY,
-        received_at__gt=action.created_at,
-        processed_at__isnull=True,
-    ).first()
-    if unread is not None:
-        raise NewerReplyWaiting(
-            f"the rider replied ({unread.message_id}) after this cancellation was proposed and "
-            "the reply has not been read yet; try again once it is"
+    # A quarantined message holds whenever it came: nobody has read it, before
+    # the proposal or after.
+    unread = (
+        Message.objects.filter(thread__case_id=action.case_id, direction=Message.Direction.INBOUND)
+        .filter(
+            Q(kind=Message.Kind.REPLY, processed_at__isnull=True, received_at__gt=action.created_at)
+            | Q(status=Message.Status.QUARANTINED)
         )
+        .order_by("received_at", "pk")
+        .first()
+    )
+    if unread is None:
+        return
+    if unread.status == Message.Status.QUARANTINED:
+        raise NewerReplyWaiting(
+            f"a message ({unread.message_id}) came on this case's thread and could not be "
+            "read; a person must look at its card before anything is cancelled"
+        )
+    raise NewerReplyWaiting(
+        f"the rider replied ({unread.message_id}) after this cancellation was proposed and "
+        "the reply has not been read yet; try again once it is"
+    )
 
 
 def require_decider(user: User) -> None:
@@ -376,21 +403,38 @@ def _approve_label(action: PendingAction, by: User, note: str, edits: dict) -> N
 def _approve_match(action: PendingAction, by: User, note: str, edits: dict) -> None:
     message = _row(Message.objects.all(), action.message_id)
     thread = _thread_from(edits.get("thread") or (message.thread and message.thread.thread_id))
-    employee = _rider_of(thread.case, edits.get("employee_id"), message)
+    # A message we could not read may not say who sent it: the person who read
+    # it names the rider when they can, and the case is told either way.
+    quarantined = message.status == Message.Status.QUARANTINED
+    employee = _rider_of(thread.case, edits.get("employee_id"), message, required=not quarantined)
     _claim(action, PendingAction.Status.APPROVED, by, note)
     message.thread = thread
     message.employee = employee
     message.flags = [f for f in message.flags if f not in ("unmatched", "unknown_sender")]
     message.save(update_fields=["thread", "employee", "flags"])
+    if quarantined:
+        _read_by_a_person(message)
+    employee_id = employee.employee_id if employee is not None else ""
+    sender = message.from_email or "an unreadable sender"
     record_event(
         thread.case,
         actor=by,
-        note=f"{message.message_id} from {message.from_email} matched to this case by hand",
-        data={"message_id": message.message_id, "employee_id": employee.employee_id},
+        note=f"{message.message_id} from {sender} matched to this case by hand"
+        + (" (a person read the quarantined message)" if quarantined else ""),
+        data={"message_id": message.message_id, "employee_id": employee_id},
     )
     if message.kind == Message.Kind.REPLY and message.status == Message.Status.RECEIVED:
         enqueue_inbound_processing(message.pk)
-    _record_result(action, {"thread": thread.thread_id, "employee_id": employee.employee_id})
+    _record_result(action, {"thread": thread.thread_id, "employee_id": employee_id})
+
+
+def _read_by_a_person(message: Message) -> None:
+    """A quarantined message a person has read: it no longer holds a cancellation."""
+    Message.objects.filter(pk=message.pk, status=Message.Status.QUARANTINED).update(
+        status=Message.Status.PROCESSED,
+        processed_at=timezone.now(),
+        flags=[*message.flags, "read_by_person"],
+    )
 
 
 def _thread_from(thread_id: object) -> EmailThread:
@@ -407,15 +451,19 @@ def _thread_from(thread_id: object) -> EmailThread:
     return thread
 
 
-def _rider_of(case: Case, employee_id: object, message: Message) -> Employee:
+def _rider_of(
+    case: Case, employee_id: object, message: Message, *, required: bool = True
+) -> Employee | None:
     riders = Employee.objects.filter(memberships__vanpool_id=case.vanpool_id).distinct()
     if employee_id:
         if "\x00" in str(employee_id):
             raise InvalidDecision("an employee ID cannot contain a NUL character")
         employee = riders.filter(employee_id=str(employee_id)).first()
-    else:
+    elif message.from_email:
         employee = riders.filter(email__iexact=message.from_email).first()
-    if employee is None:
+    else:
+        employee = None
+    if employee is None and (required or employee_id):
         raise InvalidDecision(
             f"say which rider of {case.vanpool.vanpool_id} wrote this (employee_id)"
         )

@@ -29,6 +29,7 @@ from cases.lifecycle import (
     Actor,
     claim_expired_deadline,
     expire_cancellation_proposals,
+    lock_case,
     record_event,
     record_reaudit,
     reply_deadline_from,
@@ -176,6 +177,10 @@ def process_inbound(message_pk: int) -> str:
     with transaction.atomic():
         if _claimable(message_pk).update(processed_at=timezone.now()) != 1:
             return "skipped"  # another worker read it meanwhile; this reading is dropped
+        # The case's lock before reading the case: the order an approval takes
+        # it in, and the status acted on is the current one.
+        assert candidate.thread is not None  # _claimable takes only a message on a thread
+        lock_case(candidate.thread.case_id)
         message = Message.objects.select_related("thread__case__vanpool", "employee").get(
             pk=message_pk
         )
@@ -475,6 +480,9 @@ def _withdraw_cancellations(ctx: ReplyContext, *, to_status: str) -> ReplyContex
     """
     note = f"superseded by reply {ctx.message.message_id}"
     with transaction.atomic():
+        # The case first, as an approval takes it before it claims an action:
+        # the same order everywhere, so the two never wait on each other.
+        lock_case(ctx.case.pk)
         superseded = PendingAction.objects.filter(
             case=ctx.case, kind=Kind.CANCEL_MEMBERSHIP, status=PendingAction.Status.PENDING
         ).update(status=PendingAction.Status.SUPERSEDED, decided_at=timezone.now(), note=note)

@@ -12,7 +12,8 @@ from typing import Final, TypeAlias, cast
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import IntegrityError, models, transaction
+from django.db import IntegrityError, connection, models, transaction
+from django.db.models import F
 from django.utils import timezone
 
 from cases.models import Case, CaseEvent, PendingAction
@@ -66,6 +67,26 @@ def _actor_fields(actor: Actor) -> dict[str, object]:
 
 def _actor_label(actor: Actor) -> str:
     return f"agent:{actor}" if isinstance(actor, str) else actor.get_username()
+
+
+def lock_case(case_pk: int) -> None:
+    """Take the lock every writer of ``case_pk``'s guarded steps takes (docs/design.md).
+
+    Call it first inside the transaction that takes an irreversible step, before
+    the guard reads anything: a reply stored, a bounce recorded or a card
+    decided on the same case then either committed before (and the guard sees
+    it) or waits until this transaction ends. PostgreSQL: the case row
+    (``SELECT … FOR UPDATE``). SQLite has one write lock for the database:
+    with ``transaction_mode`` IMMEDIATE (settings) the transaction holds it
+    from its first statement; a write that changes nothing takes it now
+    under any mode, so a deferred transaction cannot read before it.
+    """
+    if not connection.in_atomic_block:
+        raise RuntimeError("lock_case() only means something inside a transaction")
+    if connection.vendor == "sqlite":
+        Case.objects.filter(pk=case_pk).update(status=F("status"))
+    else:
+        list(Case.objects.select_for_update().filter(pk=case_pk).values_list("pk", flat=True))
 
 
 def check_move(from_status: str, to_status: str, outcome: str = "") -> None:

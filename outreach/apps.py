@@ -19,6 +19,10 @@ class OutreachConfig(AppConfig):
         tracking.connect(webhooks.handle_tracking, dispatch_uid="outreach.webhooks.tracking")
         # A configured provider whose key or extra is missing: refuse to start.
         checks.register(providers.check_email_providers, "email")
+        from outreach.inbound import quarantined_waiting
+        from poolpatrol.health import WAITING_FOR_A_PERSON
+
+        WAITING_FOR_A_PERSON["quarantined_messages"] = quarantined_waiting
         post_migrate.connect(
             create_cache_tables, sender=self, dispatch_uid="outreach.create_cache_tables"
         )

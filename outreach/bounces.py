@@ -20,7 +20,7 @@ import logging
 from django.db import transaction
 from django.utils import timezone
 
-from cases.lifecycle import flag_case
+from cases.lifecycle import flag_case, lock_case
 from outreach.models import EmailThread, Message
 from outreach.parsing import ParsedInbound
 from vanpools.models import Employee
@@ -78,11 +78,16 @@ def record_bounce(outbound: Message, recipient_email: str, reason: str) -> bool:
         employee = None  # a copy, or an address since corrected: not the rider's
     changed = False
     with transaction.atomic():
+        if outbound.thread is not None:
+            # The lock an approval on the case takes before it sends (docs/design.md).
+            lock_case(outbound.thread.case_id)
         if employee is not None:
+            # The address is compared again in the write itself: HR may have
+            # corrected it since the copy above was read.
             changed |= bool(
-                Employee.objects.filter(pk=employee.pk, email_undeliverable_at__isnull=True).update(
-                    email_undeliverable_at=timezone.now()
-                )
+                Employee.objects.filter(
+                    pk=employee.pk, email__iexact=recipient, email_undeliverable_at__isnull=True
+                ).update(email_undeliverable_at=timezone.now())
             )
         if "bounced" not in outbound.flags:
             outbound.flags = [*outbound.flags, "bounced"]

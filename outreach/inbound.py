@@ -32,7 +32,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from cases.lifecycle import request_review
+from cases.lifecycle import lock_case, record_event, request_review
 from cases.models import Case, PendingAction
 from outreach.authentication import failed_checks
 from outreach.bounces import record_bounce, returned_original, unverified_bounce
@@ -43,6 +43,7 @@ from outreach.parsing import (
     message_bytes,
     parse_message,
     parse_raw,
+    reply_addresses_in,
     reply_token_from,
 )
 from poolpatrol.queue import enqueue_inbound_processing
@@ -153,9 +154,13 @@ def quarantine(
     kept_raw, cut = kept_text(raw)
 
     def store() -> Message:
-        return Message.objects.create(
+        thread = _thread_named_in(kept_raw)
+        if thread is not None:
+            lock_case(thread.case_id)  # as for a reply: an approval sees it or went first
+        message = Message.objects.create(
             direction=Message.Direction.INBOUND,
             status=Status.QUARANTINED,
+            thread=thread,
             from_email="",
             raw=kept_raw,
             raw_sha256=raw_sha256,
@@ -165,6 +170,8 @@ def quarantine(
             last_error=reason[:2000],
             received_at=timezone.now(),
         )
+        _ask_a_person_to_read(message, thread, reason)
+        return message
 
     message, created = _store_once(store, provider_message_id, "", raw_sha256)
     if created:
@@ -177,6 +184,54 @@ def quarantine(
             reason[:200],
         )
     return message, created
+
+
+def quarantined_waiting() -> int:
+    """Quarantined messages no person has decided yet (each is on a card)."""
+    return Message.objects.filter(
+        direction=Message.Direction.INBOUND, status=Status.QUARANTINED
+    ).count()
+
+
+def _thread_named_in(raw_text: str) -> EmailThread | None:
+    """The thread whose reply address the unreadable message was sent to, if any."""
+    token = reply_token_from(reply_addresses_in(raw_text))
+    if token is None:
+        return None
+    thread, _rider = token_owner(token)  # a rider's own address, or the thread's shared one
+    return thread
+
+
+def _ask_a_person_to_read(message: Message, thread: EmailThread | None, reason: str) -> None:
+    """A quarantined message gets a card; on a thread, the case says so and waits for it.
+
+    Until a person decides the card, the message holds any cancellation on
+    the case like an unread reply (``caseloop.decisions``). Quarantined
+    messages on one case (or on none) are counted on one card, so a burst of
+    garbage is one card, not hundreds.
+    """
+    why = f"a message could not be read and was quarantined ({reason[:300]})"
+    case = None
+    if thread is not None:
+        # Read after lock_case: the trail entry records the case's current status.
+        case = Case.objects.get(pk=thread.case_id)
+        record_event(
+            case,
+            actor=REQUESTER,
+            note=f"{message.message_id} came on {thread.thread_id} but {why}; "
+            "a person must read it before anything is cancelled",
+            data={"message_id": message.message_id, "quarantined": True},
+        )
+    request_review(
+        case,
+        PendingAction.Kind.MATCH_INBOUND,
+        message=message,
+        actor=REQUESTER,
+        note=why,
+        payload={"reason": why, "quarantined": True, "from": "", "subject": ""},
+        hold_in=None,
+        collapse_key=f"quarantine:{case.pk if case is not None else '-'}",
+    )
 
 
 # --- The shared path -----------------------------------------------------------------
@@ -192,8 +247,13 @@ def _receive(
     provider_message_id = provider_message_id[:255]
 
     def store() -> Message:
+        match = match_thread(parsed, force_thread)
+        if match.thread is not None:
+            # Before the row exists: an approval on this case either committed
+            # already or sees this message (docs/design.md, guards and locks).
+            lock_case(match.thread.case_id)
         message = _store(parsed, raw, provider, provider_message_id)
-        _match_and_act(message, parsed, force_thread)
+        _act_on_match(message, parsed, match)
         return message
 
     message, created = _store_once(store, provider_message_id, parsed.message_id, parsed.raw_sha256)
@@ -419,10 +479,7 @@ def sender_of(match: Match, parsed: ParsedInbound) -> tuple[Employee | None, str
 # --- Acting on what arrived ----------------------------------------------------------
 
 
-def _match_and_act(
-    message: Message, parsed: ParsedInbound, force_thread: EmailThread | None
-) -> None:
-    match = match_thread(parsed, force_thread)
+def _act_on_match(message: Message, parsed: ParsedInbound, match: Match) -> None:
     if match.thread is None:
         _unmatched(message, parsed, match.why_not)
         return
@@ -553,7 +610,7 @@ def _bounce(message: Message, parsed: ParsedInbound, match: Match) -> None:
     "mailer-daemon" in From. Anything less goes to a person, and the rider's
     address stays as it is.
     """
-    assert match.thread is not None  # _match_and_act hands over matched messages only
+    assert match.thread is not None  # _act_on_match hands over matched messages only
     attributed: list[Message] = []
     why_not = unverified_bounce(parsed)
     if not why_not:

@@ -198,6 +198,20 @@ def reply_token_from(addresses: list[str] | tuple[str, ...]) -> str | None:
     return None
 
 
+def reply_addresses_in(text: str) -> list[str]:
+    """Every ``<prefix>+<token>@<INBOUND_DOMAIN>`` address written anywhere in ``text``.
+
+    For a message we could not parse (a provider's payload, broken MIME): the
+    address it was sent to still says which thread it belongs to.
+    """
+    pattern = re.compile(
+        rf"{re.escape(settings.INBOUND_LOCAL_PREFIX)}\+[0-9a-f]{{40}}"
+        rf"@{re.escape(settings.INBOUND_DOMAIN)}",
+        re.IGNORECASE,
+    )
+    return list(dict.fromkeys(found.lower() for found in pattern.findall(text)))
+
+
 def text_for_classification(body: str) -> tuple[str, bool]:
     """The part of a reply the classifier reads, and whether it was cut."""
     limit = settings.INBOUND_CLASSIFY_MAX_CHARS

@@ -42,6 +42,7 @@ from django.views.decorators.csrf import csrf_exempt
 from outreach import providers
 from outreach.authentication import provider_fields
 from outreach.bounces import record_bounce
+from outreach.header_fields import clean_request
 from outreach.inbound import quarantine, receive_message, serialised_sha256
 from outreach.models import Message
 from outreach.parsing import message_bytes
@@ -135,6 +136,8 @@ def keeping_poison(callback: Callable[..., HttpResponse]) -> Callable[..., HttpR
 
     def parse_events(self: Any, request: HttpRequest) -> list[object]:
         try:
+            # Header fields without CR/LF before anymail builds the message (issue 34).
+            clean_request(request, self.esp_name)
             events = list(view_class.parse_events(self, request))
         except Exception as exc:
             if may_pass(exc):

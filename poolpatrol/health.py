@@ -77,6 +77,19 @@ def database_status() -> dict[str, object]:
     return {"ok": True, "vendor": connection.vendor}
 
 
+# What waits for a person, counted by the app that owns it (registered in its
+# AppConfig.ready: this floor imports none of them). Name → a count query.
+WAITING_FOR_A_PERSON: dict[str, Callable[[], int]] = {}
+
+
+def waiting_for_a_person() -> dict[str, int]:
+    try:
+        return {name: count() for name, count in sorted(WAITING_FOR_A_PERSON.items())}
+    except DatabaseError as exc:  # the database went away after its check: no figures
+        logger.error("health: counting what waits for a person failed: %s", exc)
+        return {}
+
+
 def queue_status() -> dict[str, object]:
     # Imported here: django_q.brokers touches settings and the app registry.
     from django_q.brokers import get_broker
@@ -112,6 +125,8 @@ def health(request: HttpRequest) -> JsonResponse:
     body: dict[str, object] = {"status": status}
     if known_host(request):
         body |= {"database": database, "queue": queue}
+    if known_host(request) and database["ok"]:
+        body["waiting_for_a_person"] = waiting_for_a_person()
     return JsonResponse(body, status=503 if status == "down" else 200)
 
 
