@@ -293,7 +293,7 @@ def test_fault_53_health_answers_a_probe_by_ip_with_its_status_only(client, sett
     other_page = client.get("/login/", HTTP_HOST="10.0.3.7:8000", secure=True)
 
     assert (by_ip.status_code, by_ip.json()) == (200, {"status": "ok"})
-    assert set(by_name.json()) == {"status", "database", "queue"}
+    assert set(by_name.json()) == {"status", "database", "queue", "waiting_for_a_person"}
     assert other_page.status_code == 400  # only /health is exempt from the Host check
 
 

@@ -98,7 +98,8 @@ def test_fault_68_the_review_card_shows_the_error_on_the_subject(client, coordin
     html = response.content.decode()
     subject_field = html.index(f'id="subject-{card.pk}"')
     error = html.index(
-        '<p class="field-error">the subject must be one line: no line breaks or control characters'
+        f'<p class="field-error" id="subject-{card.pk}-error">the subject must be one line: '
+        "no line breaks or control characters"
     )
     assert subject_field < error < html.index(f'id="text-{card.pk}"')  # under the subject
     assert nothing_sent(card)
