@@ -21,6 +21,7 @@ from outreach.compose import RiderFacts
 from outreach.replies.answers import ANSWERS, answer_question, finding_sentences, next_step
 
 FIXTURE = Path(__file__).parent / "fixtures" / "answer_copy.json"
+TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
 
 # The settings the copy quotes, fixed so the fixture does not follow the environment.
 POLICY = {
@@ -102,6 +103,10 @@ RIDERS: dict[str, RiderFacts] = {
         days_mismatched=1,
         days_on_leave=3,
     ),
+    # The one day compared was off.
+    "one_day": dataclasses.replace(
+        BOTH_FAIL, failed_checks=("shift",), days_compared=1, days_mismatched=1
+    ),
     "unnamed_site": dataclasses.replace(
         BOTH_FAIL,
         measured_to="work_site",
@@ -159,8 +164,8 @@ def render_every_answer() -> dict[str, list[str]]:
                         )
                 for name, question in QUESTIONS.items():
                     # The language read from the question itself.
-                    rendered[f"{provider}/{rider}/own-language/question:{name}"] = (
-                        answer_question(question, facts)
+                    rendered[f"{provider}/{rider}/own-language/question:{name}"] = answer_question(
+                        question, facts
                     )
     return rendered
 
@@ -171,6 +176,26 @@ def test_it_renders_every_answer_word_for_word_as_the_fixture():
     assert rendered.keys() == expected.keys()
     different = [key for key in expected if rendered[key] != expected[key]]
     assert not different, (different[:5], [rendered[key] for key in different[:2]])
+
+
+def test_it_renders_every_copy_template_in_every_language(monkeypatch):
+    from outreach.replies.answers import COPY_TEMPLATES, Phrase, Phrases
+
+    rendered: set[str] = set()
+    render = Phrase.__call__
+
+    def recording(phrase: Phrase, **fill: object) -> str:
+        rendered.add(phrase.template)
+        return render(phrase, **fill)
+
+    monkeypatch.setattr(Phrase, "__call__", recording)
+    render_every_answer()
+    on_disk = {
+        str(path.relative_to(TEMPLATES)) for path in (TEMPLATES / COPY_TEMPLATES).glob("*/*.txt")
+    }
+    phrases = [field.name for field in dataclasses.fields(Phrases)]
+    assert len(on_disk) == 2 * (len(phrases) - 2) == 104  # all but date and hours, en and es
+    assert rendered == on_disk
 
 
 def write_fixture() -> None:
