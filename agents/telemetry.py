@@ -39,9 +39,9 @@ from contextvars import ContextVar
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
 
 from agents.models import AgentRun
+from poolpatrol.queue import enqueue_trace_export
 
 logger = logging.getLogger(__name__)
 
@@ -99,20 +99,7 @@ def export_on_commit(root_pk: int) -> None:
     if _suppressed.get() or not enabled():
         return
 
-    def enqueue() -> None:
-        from django_q.tasks import async_task
-
-        try:
-            async_task(
-                "agents.telemetry.export_trace_task",
-                root_pk,
-                task_name=f"export trace {root_pk}",
-                group="telemetry",
-            )
-        except Exception:  # the broker being down must not fail the audit
-            logger.warning("could not queue the export of agent run %s", root_pk, exc_info=True)
-
-    transaction.on_commit(enqueue)
+    enqueue_trace_export(root_pk)
 
 
 def export_trace_task(root_pk: int) -> dict[str, str]:

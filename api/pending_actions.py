@@ -1,4 +1,4 @@
-"""The review queue: /api/pending-actions…, decided through ``outreach.decisions``.
+"""The review queue: /api/pending-actions…, decided through ``caseloop.decisions``.
 
 Same rules as the dashboard, because it is the same function: only staff with
 ``cases.decide_pendingaction`` decide (403 otherwise), an action is claimed

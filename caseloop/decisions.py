@@ -7,7 +7,7 @@ an approval of an action that was superseded or expired, claims nothing,
 raises ``AlreadyDecided`` and changes nothing.
 
 A cancellation is approved only after the supervisor has reviewed the case
-(``agents.supervisor``); when that review failed, approving needs
+(``caseloop.supervisor``); when that review failed, approving needs
 ``edits={"override": true, "override_reason": "…"}``, and the override is
 written to the case's trail and the action's result.
 """

@@ -1,6 +1,6 @@
 """Knowledge capture: what a closed case taught, and the questions the dashboard asks of it.
 
-DESIGN.md step 9. When a case closes (resolved, cancelled, dismissed)
+docs/design.md step 10. When a case closes (resolved, cancelled, dismissed)
 ``capture_lesson`` records one CaseLesson: key signals (code reads them from
 the record), the behaviour pattern (``reason:behaviour``, e.g.
 ``location_mismatch:no_reply``), the outcome and one sentence. The rules write

@@ -1,6 +1,6 @@
 """The case loop after an audit: write to the riders, act on replies, time out, pre-cancel.
 
-DESIGN.md steps 4-8. Every status change goes through ``cases.lifecycle``;
+docs/design.md steps 5-9. Every status change goes through ``cases.lifecycle``;
 every email through ``outreach.sending`` with an idempotency key naming the
 case, the rider and the purpose, so a task delivered twice queues nothing new.
 
@@ -472,8 +472,8 @@ def _withdraw_cancellations(ctx: ReplyContext, *, to_status: str) -> ReplyContex
 
     Nothing is cancelled on evidence older than the rider's last word: the
     waiting cancellations are superseded. Below the re-audit limit the case
-    goes back to waiting and the reply is treated like any other (DESIGN.md
-    step 5) — an update that fixes the record closes the case, a question is
+    goes back to waiting and the reply is treated like any other (docs/design.md
+    step 6) — an update that fixes the record closes the case, a question is
     answered, an escalation or an unsure reading goes to a person; a case
     still failing returns to ``pre_cancel`` at the next deadline with a fresh
     review. At the limit a person reads the reply first (``hitl_review``).

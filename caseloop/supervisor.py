@@ -1,6 +1,6 @@
 """The supervisor: an independent check of a case's evidence package before a cancellation.
 
-DESIGN.md step 8. When a case reaches ``pre_cancel`` the supervisor validates
+docs/design.md step 9. When a case reaches ``pre_cancel`` the supervisor validates
 what a coordinator is about to act on and records a CaseReview. It only reads:
 it never changes the case, its status, its findings or its actions.
 

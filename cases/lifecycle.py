@@ -172,7 +172,7 @@ def transition(
 
 
 def _capture_lesson_after_commit(case: Case) -> None:
-    """Knowledge capture (DESIGN.md step 9) once the close commits; one lesson per case.
+    """Knowledge capture (docs/design.md step 10) once the close commits; one lesson per case.
 
     Queued, not run here: a close must never wait on, or fail because of, it.
     """

@@ -1,7 +1,7 @@
 """The dashboard's forms: list filters (bad query parameters are a 400) and decisions.
 
 Decision forms only check the shape of what a person sent; whether the
-decision fits the action is ``outreach.decisions``' job (InvalidDecision).
+decision fits the action is ``caseloop.decisions``' job (InvalidDecision).
 """
 
 import datetime as dt

@@ -1,7 +1,7 @@
 """The coordinators' dashboard: the review queue, the case list, a case, and its Q&A.
 
 Each view serves the full page and, for htmx, only the fragment it swaps.
-Decisions go through ``outreach.decisions`` (which checks the permission
+Decisions go through ``caseloop.decisions`` (which checks the permission
 again, claims the action and writes the audit trail); a view only turns
 their outcome into a card, a message and a redirect.
 """

@@ -1,6 +1,6 @@
 """How the program is doing: the metrics on the program page, one small query each.
 
-Definitions (also on the page and in the README):
+Definitions (also on the page and in docs/dashboard.md#program-metrics-program):
 
 - **Open cases by status / age**: cases not closed, grouped by status, and by
   days since they were opened (0–7, 8–14, 15–30, over 30).

@@ -5,6 +5,7 @@ import datetime as dt
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.views.decorators.http import require_GET
 
 from caseloop.lessons import false_positive_counts_by_pattern
 from cases.models import Case
@@ -72,6 +73,7 @@ def trend_summary(weeks: list[program.Week]) -> str:
     )
 
 
+@require_GET
 @dashboard_view
 def program_page(request: HttpRequest) -> HttpResponse:
     by_status = program.open_cases_by_status()

@@ -23,6 +23,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.utils import timezone
+from django.views.decorators.http import require_GET
 
 from audit.facts import RiderFacts, VanpoolFacts, rider_facts
 from audit.location import Unplaceable, place_home, place_pickup
@@ -122,6 +123,7 @@ def _is_flagged(checks: dict) -> bool:
     return any(verdict != "pass" for verdict in checks.values())
 
 
+@require_GET
 @dashboard_view
 def vanpool_list(request: HtmxHttpRequest) -> HttpResponse:
     sites = list(
@@ -321,6 +323,7 @@ def _vanpool_riders(vanpool: Vanpool) -> list[Rider]:
     )
 
 
+@require_GET
 @dashboard_view
 def vanpool_detail(request: HttpRequest, vanpool_id: str) -> HttpResponse:
     vanpool = get_object_or_404(
@@ -415,6 +418,7 @@ class CaseRow:
     checks: dict[str, str]
 
 
+@require_GET
 @dashboard_view
 def employee_detail(request: HttpRequest, employee_id: str) -> HttpResponse:
     employee = get_object_or_404(

@@ -3,7 +3,7 @@
 Every email to a rider is rendered from a ``RiderFacts``: the facts of one
 case as they concern one employee — their own home ZIP and distance, their own
 shift and the van's hours, their deadline — and nothing about any other rider
-on the van (DESIGN.md step 4: co-riders never see each other's data). The
+on the van (docs/design.md step 5: co-riders never see each other's data). The
 templates live in ``templates/emails/<name>/`` as ``subject.txt``,
 ``body.txt`` and ``body.html``.
 """

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from py3langid.langid import MODEL_FILE, LanguageIdentifier
 
-# What the reply rules have words for (outreach/classify.py).
+# What the reply rules have words for (outreach/replies/classify.py).
 READ_LANGUAGES = frozenset({"en", "es", "pt", "ht"})
 NO_LANGUAGE = "zxx"
 MIN_WORDS = 6

@@ -17,7 +17,7 @@ the receivers here store what arrived. Two rules on top of anymail's:
   failing while anymail fetches the message (Resend, Mailtrap, SES from S3),
   answers 503 with ``Retry-After``, and the provider's retry is the copy that
   gets stored. An empty body is refused (400): nothing arrived to keep, and a
-  body the server could not read (chunked, see ``poolpatrol/request_limits``)
+  body the server could not read (chunked, see ``poolpatrol.request_limits``)
   must come again.
 - An event anymail yields as nothing (Mailtrap's "test your integration"
   payload) is dropped with a log line.

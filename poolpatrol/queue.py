@@ -1,8 +1,10 @@
 """Every enqueue helper: the one place work is handed to django-q2.
 
-Tasks are named by dotted path (``caseloop.tasks.*``), never imported, so any
-layer may queue work without importing the workflow that runs it. Each helper
-enqueues inside ``transaction.on_commit``: a rolled-back write queues nothing.
+Tasks are named by dotted path (``caseloop.tasks.*``, one in ``agents.telemetry``),
+never imported, so any layer may queue work without importing the code that
+runs it. Each helper enqueues inside ``transaction.on_commit``: a rolled-back
+write queues nothing. No other product module imports django-q2's enqueue
+functions (``poolpatrol/tests/test_one_enqueue_place.py``).
 
 Delivery is at least once; every task body claims its row or recognises work
 already done, so running one twice changes nothing the second time.
@@ -18,6 +20,8 @@ from django.db import transaction
 from django_q.tasks import async_task
 
 TASKS = "caseloop.tasks"
+
+logger = logging.getLogger(__name__)
 
 # Commands an operator watches (load_demo, ingest_email) run the follow-on
 # work in-process, so they see its result without a worker running.
@@ -94,3 +98,25 @@ def enqueue_supervisor_review(event_pk: int) -> None:
 def enqueue_lesson_capture(case_pk: int) -> None:
     """Queue knowledge capture for a case that has just closed (one lesson per case)."""
     _enqueue("capture_lesson_task", case_pk, f"lesson of case {case_pk}", group="knowledge")
+
+
+def enqueue_trace_export(root_pk: int) -> None:
+    """Queue the export of one agent-run tree to the tracing backends (``agents.telemetry``).
+
+    Best effort, unlike the workflow's tasks: a broker that refuses it is
+    logged, never raised, so observability cannot fail the audit that traced.
+    Never run inline: an operator's command does not wait on a collector.
+    """
+
+    def enqueue() -> None:
+        try:
+            async_task(
+                "agents.telemetry.export_trace_task",
+                root_pk,
+                task_name=f"export trace {root_pk}",
+                group="telemetry",
+            )
+        except Exception:
+            logger.warning("could not queue the export of agent run %s", root_pk, exc_info=True)
+
+    transaction.on_commit(enqueue)

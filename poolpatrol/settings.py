@@ -3,7 +3,7 @@
 With no environment at all this runs the embedded default: SQLite in var/,
 the django-q2 ORM broker, a file email backend and the offline rules engine.
 PRODUCTION=true turns on the deployment checks and refuses to start without
-SECRET_KEY and ALLOWED_HOSTS. Every variable is listed in README.md.
+SECRET_KEY and ALLOWED_HOSTS. Every variable is listed in docs/operating.md#settings.
 """
 
 import datetime as dt
@@ -129,7 +129,7 @@ TEMPLATES = [
 DATABASE_URL = env_str("DATABASE_URL")
 SQLITE_OPTIONS = {
     # WAL + IMMEDIATE: several django-q2 workers write without
-    # "database is locked" (see shared/reference/STACK.md).
+    # "database is locked" (docs/design.md, guards and the lock they share).
     "transaction_mode": "IMMEDIATE",
     "timeout": 20,
     "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",

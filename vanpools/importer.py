@@ -1,6 +1,6 @@
 """Roster import: HR's shifts, vanpools and employees, upserted by ID.
 
-The README section "Roster import format" is the contract. It runs in two
+docs/roster-format.md is the contract. It runs in two
 passes. The first parses every row and checks it against the rest of the file
 and the database, collecting all errors, so HR can fix a file in one go. Only
 a file without errors is written, in one transaction: a bad export changes
@@ -140,7 +140,7 @@ def import_data(
     source: str = "",
     mapping: RosterMapping | None = None,
 ) -> ImportResult:
-    """Import rows in the README's JSON shape (already decoded), or any shape a mapping reads."""
+    """Import rows in docs/roster-format.md's JSON shape (decoded), or any shape a mapping reads."""
     read = _Read(source or "data", mapping)
     tables = _json_tables(data, kind=None, read=read)
     return _import(tables, read, dry_run=dry_run)
