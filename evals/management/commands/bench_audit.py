@@ -20,18 +20,18 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from unittest.mock import patch
 
+from django.apps import apps
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connection, transaction
+from django.db.models import Model
 from django.test.utils import CaptureQueriesContext
 
-from agents.models import AgentRun
 from caseloop.audits import audit_vanpool, audit_vanpools
 from caseloop.fanout import start_audit_run
-from caseloop.models import AuditChunk, AuditRun, progress
-from cases.models import Case, CaseEvent, CaseLesson, CaseReview, PendingAction, Verification
+from caseloop.models import AuditRun, progress
+from cases.models import Case, Verification
 from evals.scratch_db import scratch_database
-from outreach.models import EmailThread, Message
 from poolpatrol.qcluster import current_database_url, running_qcluster
 from vanpools.models import Employee, Rider, Shift, Vanpool
 
@@ -45,11 +45,9 @@ SITES = [
 ]
 
 
-# Every table an audit (and the outreach it queues) writes, children first.
-AUDIT_WRITES = (
-    AgentRun, Message, EmailThread, CaseLesson, CaseReview, PendingAction, CaseEvent,
-    Verification, Case, AuditChunk, AuditRun,
-)  # fmt: skip
+# The apps whose tables an audit (and the outreach it queues) writes; the roster's
+# apps are read, never written.
+AUDIT_APPS = ("agents", "cases", "outreach", "caseloop")
 
 
 def weekly(start: str, end: str) -> list[dict[str, str]]:
@@ -246,11 +244,39 @@ def duplicate_cases() -> int:
     return sum(count - 1 for count in per_vanpool.values() if count > 1)
 
 
+def audit_tables() -> list[str]:
+    """Every table of the audit's apps, each after every table that points at it.
+
+    Read from the models rather than listed by hand, so a model added to one of
+    these apps (a reply token, say) is emptied too instead of failing the delete.
+    """
+    models = [model for app in AUDIT_APPS for model in apps.get_app_config(app).get_models()]
+    ordered: list[type[Model]] = []
+    seen: set[type[Model]] = set()
+
+    def visit(model: type[Model]) -> None:
+        if model in seen:  # done, or on the path (a cycle is deferred to the commit's check)
+            return
+        seen.add(model)
+        for other in models:
+            if other is not model and any(
+                field.related_model is model
+                for field in other._meta.get_fields()
+                if field.many_to_one or field.one_to_one
+                if field.concrete
+            ):
+                visit(other)
+        ordered.append(model)
+
+    for model in models:
+        visit(model)
+    return [model._meta.db_table for model in ordered]
+
+
 def forget_audits() -> None:
     """Empty what an audit writes (this is a scratch database) for the one-process run."""
-    tables = [model._meta.db_table for model in AUDIT_WRITES]
     with transaction.atomic(), connection.cursor() as cursor:
-        for table in tables:
+        for table in audit_tables():
             cursor.execute(f"DELETE FROM {connection.ops.quote_name(table)}")
 
 
