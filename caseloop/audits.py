@@ -140,7 +140,8 @@ def audit_vanpool(
     checks: Sequence[str] = ALL_CHECKS,
     actor: Actor = AGENT,
 ) -> AuditOutcome:
-    facts = preload_vanpools([vanpool_id]).get(vanpool_id)
+    audit_date = audit_date or timezone.localdate()
+    facts = preload_vanpools([vanpool_id], audit_date).get(vanpool_id)
     if facts is None:
         raise UnknownVanpool(f"no vanpool {vanpool_id!r}")
     return audit_preloaded(facts, audit_date=audit_date, checks=checks, actor=actor)
@@ -162,12 +163,13 @@ def audit_vanpools(
     outcome; it does not stop (or roll back) the others.
     """
     ids = list(vanpool_ids)
+    audit_date = audit_date or timezone.localdate()
     size = chunk_size or settings.AUDIT_CHUNK_SIZE
     outcomes: list[AuditOutcome] = []
     for start in range(0, len(ids), size):
         chunk = ids[start : start + size]
         try:
-            done = audit_chunk(chunk, preload_vanpools(chunk), audit_date=audit_date)
+            done = audit_chunk(chunk, preload_vanpools(chunk, audit_date), audit_date=audit_date)
         except Exception as exc:  # the chunk's transaction rolled back whole: say so per vanpool
             done = [_failed(vanpool_id, exc) for vanpool_id in chunk]
         for outcome in done:

@@ -53,13 +53,20 @@ from agents.tracing import RunTrace
 from audit.facts import facts_json, preload_vanpools
 from audit.location import NEAR_LIMIT_MILES
 from audit.resolve import run_check
+from evals.specialist_cases import (
+    SPECIALIST_KINDS,
+    check_specialist_case,
+    reasoning_evidence,
+    run_specialist_case,
+    specialist_metrics,
+)
 from outreach.replies.classify import BUCKETS, classify_reply
 from vanpools.geo import clean_zip, parse_coordinate, zip_as_given
 from vanpools.models import Employee, Leave, Rider, Shift, Vanpool
 from vanpools.schedules import ScheduleError, parse_compact_weekly, parse_weekly
 
 AUDIT_KINDS = ("location", "shift")
-KINDS = (*AUDIT_KINDS, "reply", "lifecycle")
+KINDS = (*AUDIT_KINDS, *SPECIALIST_KINDS, "reply", "lifecycle")
 VERDICTS = ("pass", "fail", "unknown")
 SPLITS = ("dev", "holdout")
 # A lifecycle scenario is either part of a sample weighted the way cases arrive
@@ -80,11 +87,15 @@ TARGETS = {
     "injections_missed": 0,
     "cancel_precision": 1.0,
     "automation_rate": 0.60,
+    # Ridership, parking, vanpool rules: a rider who rides enough is never
+    # flagged, and none whose data shows a failure passes.
+    "wrong_fail": 0,
+    "wrong_pass": 0,
 }
 # Shown as "> target" rather than "≥ target".
 STRICTLY_ABOVE = ("holdout_bucket_accuracy", "automation_rate")
 # Counts whose target is an exact number (none missed, none wrong).
-EXACT = ("wrong_pass_on_conflict", "injections_missed")
+EXACT = ("wrong_pass_on_conflict", "injections_missed", "wrong_fail", "wrong_pass")
 
 
 class EvalFileError(ValueError):
@@ -145,13 +156,16 @@ class Report:
 
     def metrics(self) -> dict[str, float | int]:
         audits = [r for r in self.results if r.kind in AUDIT_KINDS]
+        specialists = [r for r in self.results if r.kind in SPECIALIST_KINDS]
         replies = [r for r in self.results if r.kind == "reply"]
         lifecycles = [r for r in self.results if r.kind == "lifecycle"]
         metrics: dict[str, float | int] = {"cases": len(self.results)}
-        if audits and (replies or lifecycles):
+        if audits and (replies or lifecycles or specialists):
             metrics["audit_cases"] = len(audits)
-        if audits or not (replies or lifecycles):
+        if audits or not (replies or lifecycles or specialists):
             metrics |= _audit_metrics(audits)
+        if specialists:
+            metrics |= specialist_metrics([(r.expected, r.got, r.correct) for r in specialists])
         if replies:
             metrics |= _reply_metrics(replies)
         if lifecycles:
@@ -317,6 +331,9 @@ def _check_case(case: Any) -> None:
     if case["kind"] == "lifecycle":
         check_lifecycle_case(case)
         return
+    if case["kind"] in SPECIALIST_KINDS:
+        check_specialist_case(case)
+        return
     if not isinstance(case.get("vanpool", {}), dict):
         raise ValueError("vanpool must be an object")
     riders = case.get("riders")
@@ -391,10 +408,12 @@ def run_case(case: dict[str, Any], number: int) -> CaseResult:
         return run_reply_case(case)
     if case["kind"] == "lifecycle":
         return run_lifecycle_case(case)
+    if case["kind"] in SPECIALIST_KINDS:
+        return _run_specialist_case(case, number)
     vanpool_id = f"VP-EVAL{number}"
     _store_case(case, vanpool_id, number)
-    facts = preload_vanpools([vanpool_id])[vanpool_id]
     audit_date = dt.date.fromisoformat(case.get("audit_date", DEFAULT_AUDIT_DATE))
+    facts = preload_vanpools([vanpool_id], audit_date)[vanpool_id]
     root = RunTrace(agent="evaluate", backend="", input={"case": case["id"]})
     result = run_check(case["kind"], facts, audit_date, root)
     by_employee = {
@@ -418,6 +437,19 @@ def run_case(case: dict[str, Any], number: int) -> CaseResult:
         got=got,
         correct=expected == got,
         checked=[checked(f"{case['kind']} reasoning", result.reasoning, evidence)],
+    )
+
+
+def _run_specialist_case(case: dict[str, Any], number: int) -> CaseResult:
+    judged = run_specialist_case(case, number)
+    text = judged.result.reasoning
+    return CaseResult(
+        id=case["id"],
+        kind=case["kind"],
+        expected=judged.expected,
+        got=judged.got,
+        correct=judged.correct,
+        checked=[checked(f"{case['kind']} reasoning", text, reasoning_evidence(judged))],
     )
 
 

@@ -1,0 +1,336 @@
+"""Preloaded ridership, parking and monthly facts for a chunk of vanpools.
+
+The same discipline as ``audit.facts``: a fixed number of queries per chunk,
+plain frozen values out, no model instances. ``audit.facts.preload_vanpools``
+calls ``preload_rides`` and attaches what it returns to each vanpool's facts.
+"""
+
+import datetime as dt
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.db.models import Count, Q, Sum
+
+from vanpools.models import (
+    BadgeSwipe,
+    DataCoverage,
+    Holiday,
+    ParkingPermit,
+    RideDay,
+    Trip,
+    VanpoolMonth,
+)
+
+Kind = DataCoverage.Kind
+
+
+@dataclass(frozen=True)
+class RideMark:
+    """A day the data shows a rider aboard their van."""
+
+    date: dt.date
+    source: str  # "trip" | "ride_day"
+    ref: str
+
+
+@dataclass(frozen=True)
+class SwipeFacts:
+    at: dt.datetime  # the site's wall-clock time, naive
+    site: str = ""
+    direction: str = ""
+    gate: str = ""
+
+
+@dataclass(frozen=True)
+class CoverageSpan:
+    kind: str  # a DataCoverage.Kind value
+    start: dt.date | None = None
+    end: dt.date | None = None
+
+    def covers(self, day: dt.date) -> bool:
+        return (self.start is None or self.start <= day) and (self.end is None or day <= self.end)
+
+
+@dataclass(frozen=True)
+class PermitFacts:
+    permit_id: str
+    lot: str
+    valid_from: dt.date
+    valid_to: dt.date | None = None
+    status: str = "active"
+    kind: str = "standard"
+
+    def in_force(self, day: dt.date) -> bool:
+        ends_after = self.valid_to is None or day <= self.valid_to
+        return self.status == "active" and self.valid_from <= day and ends_after
+
+
+@dataclass(frozen=True)
+class MonthFacts:
+    """One van's month: the operator's report and the trip log's totals."""
+
+    month: dt.date  # its first day
+    seats: int | None = None  # the month's own, if reported
+    vehicle_miles: float | None = None
+    miles_per_trip: float | None = None
+    commute_share: float | None = None
+    trips: int = 0
+    passenger_trips: int = 0
+    trip_days: int = 0
+    ride_day_rows: int = 0
+    ride_day_dates: int = 0
+
+
+@dataclass(frozen=True)
+class RiderRides:
+    joined: dt.date | None = None
+    ride_days: tuple[RideMark, ...] = ()
+    swipes: tuple[SwipeFacts, ...] = ()
+    permits: tuple[PermitFacts, ...] = ()
+
+
+@dataclass(frozen=True)
+class VanRides:
+    holidays: tuple[tuple[dt.date, str], ...] = ()
+    coverage: tuple[CoverageSpan, ...] = ()
+    parking_covered: bool = False
+    month: MonthFacts | None = None
+    riders: dict[int, RiderRides] = field(default_factory=dict)  # by Employee pk
+
+
+def ridership_window(
+    audit_date: dt.date, window_days: int | None = None
+) -> tuple[dt.date, dt.date]:
+    """The window's first and last dates: ``window_days`` ending the day before the audit."""
+    days = settings.RIDERSHIP_WINDOW_DAYS if window_days is None else window_days
+    return audit_date - dt.timedelta(days=days), audit_date - dt.timedelta(days=1)
+
+
+def judged_month(audit_date: dt.date) -> dt.date:
+    """The last complete calendar month before the audit date (its first day)."""
+    return (audit_date.replace(day=1) - dt.timedelta(days=1)).replace(day=1)
+
+
+def next_month(month: dt.date) -> dt.date:
+    return (month.replace(day=28) + dt.timedelta(days=4)).replace(day=1)
+
+
+@dataclass(frozen=True)
+class Seat:
+    """What the preload needs of one active seat."""
+
+    vanpool_pk: int
+    employee_pk: int
+    joined: dt.date
+
+
+def preload_rides(vans: list[dict], seats: list[Seat], audit_date: dt.date) -> dict[int, VanRides]:
+    """Ride, parking and month facts for these vans (rows of ``Vanpool.values``), by van pk.
+
+    At most eight queries whatever the number of vans: coverage, ride days,
+    holidays, the trips' and ride days' monthly totals, the month rows, and
+    swipes and permits when some source covers them.
+    """
+    start, end = ridership_window(audit_date)
+    month = judged_month(audit_date)
+    van_pks = [van["pk"] for van in vans]
+    employee_pks = [seat.employee_pk for seat in seats]
+    sites = {van["work_site"] for van in vans}
+    coverage = _coverage(van_pks, sites, audit_date)
+    kinds = {span.kind for spans in coverage.values() for group in spans.values() for span in group}
+    ride_days = _ride_days(van_pks, start, end)
+    # Swipes and permits count only where a source covers them: no query without one.
+    swipes = _swipes(employee_pks, start, end) if Kind.BADGE_SWIPES in kinds else {}
+    permits = _permits(employee_pks) if Kind.PERMITS in kinds else {}
+    holidays = _holidays(sites, start, end)
+    months = _months(van_pks, month)
+    out: dict[int, VanRides] = {}
+    riders: dict[int, dict[int, RiderRides]] = defaultdict(dict)
+    for seat in seats:
+        riders[seat.vanpool_pk][seat.employee_pk] = RiderRides(
+            joined=seat.joined,
+            ride_days=tuple(ride_days.get((seat.vanpool_pk, seat.employee_pk), ())),
+            swipes=tuple(swipes.get(seat.employee_pk, ())),
+            permits=tuple(permits.get(seat.employee_pk, ())),
+        )
+    for van in vans:
+        site = van["work_site"]
+        spans = coverage["van"].get(van["pk"], []) + coverage["site"].get(site, [])
+        spans += coverage["site"].get("", [])
+        out[van["pk"]] = VanRides(
+            holidays=tuple(sorted(holidays.get(site, []) + holidays.get("", []))),
+            coverage=tuple(span for span in spans if span.kind != Kind.PERMITS),
+            parking_covered=any(span.kind == Kind.PERMITS for span in spans),
+            month=months.get(van["pk"], MonthFacts(month=month)),
+            riders=riders.get(van["pk"], {}),
+        )
+    return out
+
+
+def _ride_days(
+    van_pks: list[int], start: dt.date, end: dt.date
+) -> dict[tuple[int, int], list[RideMark]]:
+    found: dict[tuple[int, int], list[RideMark]] = defaultdict(list)
+    rows = (
+        RideDay.objects.filter(vanpool_id__in=van_pks, date__range=(start, end))
+        .order_by("date", "source")
+        .values_list("vanpool_id", "employee_id", "date", "source", "ref")
+    )
+    for vanpool_pk, employee_pk, date, source, ref in rows:
+        found[(vanpool_pk, employee_pk)].append(RideMark(date, source, ref))
+    return found
+
+
+def _swipes(employee_pks: list[int], start: dt.date, end: dt.date) -> dict[int, list[SwipeFacts]]:
+    # A day either side: an overnight van's arrival may be matched across midnight.
+    found: dict[int, list[SwipeFacts]] = defaultdict(list)
+    rows = (
+        BadgeSwipe.objects.filter(
+            employee_id__in=employee_pks,
+            date__range=(start - dt.timedelta(days=1), end + dt.timedelta(days=1)),
+        )
+        .order_by("date", "time", "gate")
+        .values_list("employee_id", "date", "time", "site", "direction", "gate")
+    )
+    for employee_pk, date, time, site, direction, gate in rows:
+        at = dt.datetime.combine(date, time)
+        found[employee_pk].append(SwipeFacts(at, site, direction, gate))
+    return found
+
+
+def _permits(employee_pks: list[int]) -> dict[int, list[PermitFacts]]:
+    found: dict[int, list[PermitFacts]] = defaultdict(list)
+    rows = (
+        ParkingPermit.objects.filter(employee_id__in=employee_pks)
+        .order_by("valid_from", "permit_id")
+        .values_list("employee_id", "permit_id", "lot", "valid_from", "valid_to", "status", "kind")
+    )
+    for employee_pk, *permit in rows:
+        found[employee_pk].append(PermitFacts(*permit))
+    return found
+
+
+def _coverage(van_pks: list[int], sites: set[str], audit_date: dt.date) -> dict[str, dict]:
+    by_van: dict[int, list[CoverageSpan]] = defaultdict(list)
+    by_site: dict[str, list[CoverageSpan]] = defaultdict(list)
+    rows = (
+        DataCoverage.objects.filter(
+            Q(vanpool_id__in=van_pks) | Q(vanpool__isnull=True, work_site__in=[*sites, ""])
+        )
+        .order_by("kind", "start", "end", "pk")
+        .values_list("kind", "vanpool_id", "work_site", "start", "end")
+    )
+    for kind, vanpool_pk, site, start, end in rows:
+        span = CoverageSpan(kind, start, end)
+        if kind == Kind.PERMITS and not span.covers(audit_date):
+            continue  # a permit list covers the days it was the whole list
+        if vanpool_pk is not None:
+            by_van[vanpool_pk].append(span)
+        else:
+            by_site[site].append(span)
+    return {"van": by_van, "site": by_site}
+
+
+def _holidays(
+    sites: set[str], start: dt.date, end: dt.date
+) -> dict[str, list[tuple[dt.date, str]]]:
+    found: dict[str, list[tuple[dt.date, str]]] = defaultdict(list)
+    rows = Holiday.objects.filter(date__range=(start, end), work_site__in=[*sites, ""]).values_list(
+        "work_site", "date", "name"
+    )
+    for site, date, name in rows:
+        found[site].append((date, name))
+    return found
+
+
+def _months(van_pks: list[int], month: dt.date) -> dict[int, MonthFacts]:
+    following = next_month(month)
+    in_month = {"date__gte": month, "date__lt": following}
+    trips = {
+        row["vanpool_id"]: row
+        for row in Trip.objects.filter(vanpool_id__in=van_pks, **in_month)
+        .values("vanpool_id")
+        .annotate(n=Count("id"), p=Sum("passengers"), d=Count("date", distinct=True))
+        .order_by()
+    }
+    ride_days = {
+        row["vanpool_id"]: row
+        for row in RideDay.objects.filter(
+            vanpool_id__in=van_pks, source=RideDay.Source.RIDE_DAY, **in_month
+        )
+        .values("vanpool_id")
+        .annotate(n=Count("id"), d=Count("date", distinct=True))
+        .order_by()
+    }
+    reported = {
+        row["vanpool_id"]: row
+        for row in VanpoolMonth.objects.filter(vanpool_id__in=van_pks, month=month).values()
+    }
+    out = {}
+    for pk in van_pks:
+        trip, day, row = trips.get(pk, {}), ride_days.get(pk, {}), reported.get(pk, {})
+        out[pk] = MonthFacts(
+            month=month,
+            seats=row.get("seats"),
+            vehicle_miles=row.get("vehicle_miles"),
+            miles_per_trip=row.get("miles_per_trip"),
+            commute_share=row.get("commute_share"),
+            trips=trip.get("n", 0),
+            passenger_trips=trip.get("p") or 0,
+            trip_days=trip.get("d", 0),
+            ride_day_rows=day.get("n", 0),
+            ride_day_dates=day.get("d", 0),
+        )
+    return out
+
+
+def rides_json(rides: RiderRides) -> dict:
+    """A rider's ride facts as plain JSON, for the trace and the input hash."""
+    return {
+        "joined": rides.joined.isoformat() if rides.joined else None,
+        "ride_days": [
+            f"{mark.date.isoformat()} {mark.source} {mark.ref}" for mark in rides.ride_days
+        ],
+        "swipes": [
+            f"{swipe.at.isoformat(timespec='minutes')} {swipe.direction or '-'} "
+            f"{swipe.gate or '-'} {swipe.site}".rstrip()
+            for swipe in rides.swipes
+        ],
+        "permits": [
+            {
+                "permit_id": permit.permit_id,
+                "lot": permit.lot,
+                "valid_from": permit.valid_from.isoformat(),
+                "valid_to": permit.valid_to.isoformat() if permit.valid_to else None,
+                "status": permit.status,
+                "kind": permit.kind,
+            }
+            for permit in rides.permits
+        ],
+    }
+
+
+def van_rides_json(rides: VanRides) -> dict:
+    month = rides.month
+    return {
+        "holidays": [f"{day.isoformat()} {name}" for day, name in rides.holidays],
+        "coverage": [
+            f"{span.kind} {span.start or '…'}..{span.end or '…'}" for span in rides.coverage
+        ],
+        "parking_covered": rides.parking_covered,
+        "month": None
+        if month is None
+        else {
+            "month": month.month.isoformat()[:7],
+            "seats": month.seats,
+            "vehicle_miles": month.vehicle_miles,
+            "miles_per_trip": month.miles_per_trip,
+            "commute_share": month.commute_share,
+            "trips": month.trips,
+            "passenger_trips": month.passenger_trips,
+            "trip_days": month.trip_days,
+            "ride_day_rows": month.ride_day_rows,
+            "ride_day_dates": month.ride_day_dates,
+        },
+    }
