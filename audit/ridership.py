@@ -184,7 +184,7 @@ def judge_rider(
             employee_id,
             NO_DATA_MISSING,
             f"the data for {van.vanpool_id} covers {len(tally.covered)} of {employee_id}'s "
-            f"{_days(len(counted))} to count in {tally.label}",
+            f"{_days(len(counted))} to count in {tally.label} (fewer than {rules.min_workdays})",
             f"{employee_id}: the data covers only {len(tally.covered)} of their "
             f"{_days(len(counted))} to count (fewer than {rules.min_workdays}).",
         )
