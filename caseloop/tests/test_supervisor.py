@@ -13,7 +13,7 @@ from django.utils import timezone
 from agents import llm
 from agents.models import AgentRun
 from caseloop.audits import audit_vanpool
-from caseloop.loop import enter_pre_cancel
+from caseloop.loop.reaudit import enter_pre_cancel
 from caseloop.supervisor import (
     Issue,
     latest_pre_cancel_event,
