@@ -7,7 +7,7 @@ an approval of an action that was superseded or expired, claims nothing,
 raises ``AlreadyDecided`` and changes nothing.
 
 A cancellation is approved only after the supervisor has reviewed the case
-(``caseloop.supervisor``); when that review failed, approving needs
+(``caseloop.supervisor.review``); when that review failed, approving needs
 ``edits={"override": true, "override_reason": "…"}``, and the override is
 written to the case's trail and the action's result.
 """
@@ -28,7 +28,7 @@ from caseloop.loop.buckets import act_on_bucket
 from caseloop.loop.reading import ReplyContext
 from caseloop.loop.reaudit import has_pending_actions
 from caseloop.loop.writing import thread_for
-from caseloop.supervisor import review_for_decision
+from caseloop.supervisor.review import review_for_decision
 from cases.lifecycle import lock_case, record_event, transition
 from cases.models import Case, CaseReview, PendingAction
 from outreach.compose import RenderedEmail

@@ -15,7 +15,7 @@ from caseloop.lessons import capture_lesson
 from caseloop.loop.deadlines import process_timeouts
 from caseloop.loop.inbound import process_inbound
 from caseloop.loop.writing import start_outreach
-from caseloop.supervisor import review_pre_cancel
+from caseloop.supervisor.review import review_pre_cancel
 from outreach.sending import send_message
 from vanpools.models import Vanpool
 

@@ -21,7 +21,7 @@ from caseloop.loop.writing import (
     thread_for,
     write_to_flagged,
 )
-from caseloop.supervisor import latest_pre_cancel_event
+from caseloop.supervisor.review import latest_pre_cancel_event
 from cases.lifecycle import record_reaudit, request_review, transition
 from cases.models import Case, PendingAction
 from outreach.sending import answer_threading, queue_template

@@ -10,7 +10,7 @@ from caseloop.audits import audit_vanpool
 from caseloop.decisions import AlreadyDecided, InvalidDecision
 from caseloop.loop.deadlines import process_timeouts
 from caseloop.loop.reaudit import enter_pre_cancel
-from caseloop.supervisor import latest_pre_cancel_event
+from caseloop.supervisor.review import latest_pre_cancel_event
 from caseloop.tests.test_loop import FAR_ZIP, NEAR_ZIP, pre_cancelled
 from cases.models import Case, CaseEvent, CaseReview, PendingAction
 from tests.factories import EmployeeFactory, RiderFactory, VanpoolFactory
