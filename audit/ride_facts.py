@@ -8,6 +8,7 @@ calls ``preload_rides`` and attaches what it returns to each vanpool's facts.
 import datetime as dt
 from collections import defaultdict
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.conf import settings
 from django.db.models import Count, Q, Sum
@@ -206,8 +207,8 @@ def _permits(employee_pks: list[int]) -> dict[int, list[PermitFacts]]:
         .order_by("valid_from", "permit_id")
         .values_list("employee_id", "permit_id", "lot", "valid_from", "valid_to", "status", "kind")
     )
-    for employee_pk, *permit in rows:
-        found[employee_pk].append(PermitFacts(*permit))
+    for employee_pk, permit_id, lot, valid_from, valid_to, status, kind in rows:
+        found[employee_pk].append(PermitFacts(permit_id, lot, valid_from, valid_to, status, kind))
     return found
 
 
@@ -268,8 +269,9 @@ def _months(van_pks: list[int], month: dt.date) -> dict[int, MonthFacts]:
         for row in VanpoolMonth.objects.filter(vanpool_id__in=van_pks, month=month).values()
     }
     out = {}
+    none: dict[str, Any] = {}
     for pk in van_pks:
-        trip, day, row = trips.get(pk, {}), ride_days.get(pk, {}), reported.get(pk, {})
+        trip, day, row = trips.get(pk, none), ride_days.get(pk, none), reported.get(pk, none)
         out[pk] = MonthFacts(
             month=month,
             seats=row.get("seats"),

@@ -93,7 +93,9 @@ def check_ridership(
 
 def _van(facts: VanpoolFacts) -> Van:
     try:
-        spans = {span.day: span for span in parse_weekly(facts.schedule or [])}
+        spans: dict[str, DaySpan] = {
+            str(span.day): span for span in parse_weekly(facts.schedule or [])
+        }
     except (ValueError, TypeError) as exc:
         raise VanUnreadable(f"the van's schedule cannot be read ({exc})") from None
     coverage: dict[str, list] = {}

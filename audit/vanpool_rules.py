@@ -18,6 +18,7 @@ from django.conf import settings
 
 from agents.contracts import (
     Citation,
+    Evidence,
     NoDataEvidence,
     SpecialistResult,
     VanpoolMonthEvidence,
@@ -119,7 +120,7 @@ def check_vanpool_rules(
     figures = month_figures(facts, month)
     verdicts = judge(figures, rules)
     verdict = van_verdict(verdicts)
-    evidence = [_evidence(facts, label, figures, verdicts, rules)]
+    evidence: list[Evidence] = [_evidence(facts, label, figures, verdicts, rules)]
     if verdict == "unknown":
         missing = [rule for rule in ("seats", "occupancy") if verdicts[rule] == "unknown"]
         evidence.append(
@@ -186,8 +187,10 @@ def _evidence(
     if figures.seats_source == "vanpool":
         cites = [Citation(record="vanpool", id=facts.vanpool_id, field="seats")]
     if figures.trips_source != "none":
-        record = "trip" if figures.trips_source == "trips" else "ride_day"
-        cites.append(Citation(record=record, id=f"{facts.vanpool_id} {label}", field="date"))
+        rows = Citation(record="trip", id=f"{facts.vanpool_id} {label}", field="date")
+        if figures.trips_source == "ride_days":
+            rows = Citation(record="ride_day", id=f"{facts.vanpool_id} {label}", field="date")
+        cites.append(rows)
     if figures.commute_source != "none":
         field = "commute_share" if figures.commute_source == "given" else "vehicle_miles"
         cites.append(

@@ -191,7 +191,9 @@ def run_specialist_case(case: dict[str, Any], number: int) -> Judged:
         result = run_check(case["kind"], facts, audit_date, root)
     if case["kind"] == "vanpool_rules":
         return _judged_van(case, result, facts, audit_date)
-    by_stored = {_employee_id(r["employee_id"], number): str(r["employee_id"]) for r in case["riders"]}
+    by_stored = {
+        _employee_id(r["employee_id"], number): str(r["employee_id"]) for r in case["riders"]
+    }
     got_riders = {by_stored[flag.employee_id]: flag.verdict for flag in result.riders}
     expected = {"verdict": case["expected"]["verdict"], "riders": case["expected"]["riders"]}
     got = {"verdict": result.verdict, "riders": got_riders}
@@ -251,8 +253,14 @@ def _store(case: dict[str, Any], number: int, audit_date: dt.date) -> str:
     _store_permits(case, employees, site, number)
     _store_month(case, vanpool)
     for entry in case.get("holidays", []):
-        day, name = (entry["date"], entry.get("name", "holiday")) if isinstance(entry, dict) else (entry, "holiday")
-        Holiday.objects.get_or_create(date=dt.date.fromisoformat(day), work_site=site, defaults={"name": name})
+        day, name = (
+            (entry["date"], entry.get("name", "holiday"))
+            if isinstance(entry, dict)
+            else (entry, "holiday")
+        )
+        Holiday.objects.get_or_create(
+            date=dt.date.fromisoformat(day), work_site=site, defaults={"name": name}
+        )
     return vanpool_id
 
 
@@ -270,7 +278,9 @@ def _store_rider(vanpool: Vanpool, rider: dict[str, Any], number: int, index: in
     )
     for name in ("pto", "leave"):
         for start, end in spans(rider.get(name, []), name):
-            Leave.objects.get_or_create(employee=employee, start_date=start, end_date=end, kind=name)
+            Leave.objects.get_or_create(
+                employee=employee, start_date=start, end_date=end, kind=name
+            )
     joined = _date(rider.get("joined"), "joined", optional=True) or LONG_AGO
     Rider.objects.create(vanpool=vanpool, employee=employee, joined=joined)
     return employee
@@ -475,5 +485,7 @@ def specialist_metrics(pairs: list[tuple[dict[str, Any], dict[str, Any], bool]])
 
 def _units(expected: dict[str, Any], got: dict[str, Any]) -> list[tuple[str, str]]:
     if "riders" in expected:
-        return [(verdict, got["riders"].get(rider, "")) for rider, verdict in expected["riders"].items()]
+        return [
+            (verdict, got["riders"].get(rider, "")) for rider, verdict in expected["riders"].items()
+        ]
     return [(expected["verdict"], got["verdict"])]
