@@ -33,7 +33,17 @@ from caseloop.models import AuditRun, progress
 from cases.models import Case, Verification
 from evals.scratch_db import scratch_database
 from poolpatrol.qcluster import current_database_url, running_qcluster
-from vanpools.models import Employee, Rider, Shift, Vanpool
+from vanpools.models import (
+    DataCoverage,
+    Employee,
+    ParkingPermit,
+    RideDay,
+    Rider,
+    Shift,
+    Trip,
+    Vanpool,
+    VanpoolMonth,
+)
 
 AUDIT_DATE = dt.date(2026, 11, 23)
 DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri")
@@ -85,6 +95,16 @@ class Command(BaseCommand):
             help="audit the same, unchanged roster again and count the rows it writes",
         )
         parser.add_argument(
+            "--trips",
+            type=int,
+            default=0,
+            metavar="WORKDAYS",
+            help="log this many workdays of trips for every van (one there, one back, each "
+            "rider aboard; ~5 %% of riders on a third of the days), with seats, a parking "
+            "permit list and a month's report, so ridership, parking and the vanpool "
+            "rules have data to judge",
+        )
+        parser.add_argument(
             "--workers",
             type=int,
             default=0,
@@ -100,20 +120,24 @@ class Command(BaseCommand):
         seed: int,
         rerun: bool = False,
         workers: int = 0,
+        trips: int = 0,
         **options: object,
     ) -> None:
         if vanpools < 1 or not 1 <= riders_per_vanpool <= 60:
             raise CommandError("--vanpools must be ≥ 1 and --riders-per-vanpool between 1 and 60")
         if not 0 <= workers <= 32:
             raise CommandError("--workers must be between 1 and 32")
+        if not 0 <= trips <= 60:
+            raise CommandError("--trips must be between 0 and 60 workdays")
         if workers:
-            self.stdout.write(fan_out(vanpools, riders_per_vanpool, seed, workers))
+            self.stdout.write(fan_out(vanpools, riders_per_vanpool, seed, workers, trips))
             return
         # Case events log one line each; thousands would bury the figures.
         logging.getLogger("cases").setLevel(logging.WARNING)
         with scratch_database():
             started = time.perf_counter()
             ids = build_program(vanpools, riders_per_vanpool, random.Random(seed))
+            ride_rows = log_trips(trips, random.Random(seed)) if trips else 0
             built = time.perf_counter() - started
             per_vanpool = sample_queries(riders_per_vanpool)
             counter = QueryCounter()
@@ -126,7 +150,9 @@ class Command(BaseCommand):
         statuses = Counter(o.status for o in outcomes)
         lines = [
             f"program: {vanpools} vanpools × {riders_per_vanpool} riders "
-            f"({connection.vendor}, {settings.LLM_BACKEND} backend), built in {built:.1f} s",
+            f"({connection.vendor}, {settings.LLM_BACKEND} backend)"
+            + (f", {trips} workdays of trips ({ride_rows:,} rider-day rows)" if trips else "")
+            + f", built in {built:.1f} s",
             f"audited: {len(outcomes)} in {seconds:.1f} s = {len(outcomes) / seconds:.0f} audits/s",
             f"outcomes: {dict(sorted(statuses.items()))}",
             f"queries per vanpool (bulk, preload amortised): {counter.count / len(outcomes):.1f}",
@@ -161,10 +187,12 @@ def no_outreach() -> AbstractContextManager:
     return patch("caseloop.audits.enqueue_outreach", lambda case_pk: None)
 
 
-def fan_out(vanpools: int, riders: int, seed: int, workers: int) -> str:
+def fan_out(vanpools: int, riders: int, seed: int, workers: int, trips: int = 0) -> str:
     """The same program audited through a qcluster of ``workers``, then in this process."""
     with scratch_database(), tempfile.TemporaryDirectory(prefix="poolpatrol-bench-") as var:
         ids = build_program(vanpools, riders, random.Random(seed))
+        if trips:
+            log_trips(trips, random.Random(seed))
         queue = f"bench-audit-{secrets.token_hex(4)}"
         env = worker_env(Path(var), queue, workers)
         with running_qcluster(env) as cluster:
@@ -184,7 +212,8 @@ def fan_out(vanpools: int, riders: int, seed: int, workers: int) -> str:
     return "\n".join(
         [
             f"program: {vanpools} vanpools × {riders} riders ({connection.vendor}, "
-            f"broker {'Redis' if settings.REDIS_URL else 'ORM'})",
+            f"broker {'Redis' if settings.REDIS_URL else 'ORM'})"
+            + (f", {trips} workdays of trips" if trips else ""),
             f"workers: {workers}, audited: {vanpools} in {seconds:.1f} s = "
             f"{vanpools / seconds:.0f} audits/s, same results as one process: {same}, "
             f"duplicate cases: {duplicates}",
@@ -355,6 +384,99 @@ def build_program(vanpools: int, riders: int, rng: random.Random) -> list[str]:
         )
     Rider.objects.bulk_create(seats, batch_size=5000)
     return sorted(van_pks)
+
+
+BATCH = 20_000
+
+
+def log_trips(workdays: int, rng: random.Random) -> int:
+    """Trips on the ``workdays`` weekdays before the audit date, in batches; rider-day rows made.
+
+    Each van runs there and back every day with its riders aboard, except
+    ~5 % of riders who ride a third of the days (ridership failures). Every
+    van gets 7 seats, 25 miles a trip and last month's odometer; the program
+    gets a permit list, with a permit for ~2 % of riders (parking failures).
+    """
+    days = weekdays_before(AUDIT_DATE, workdays)
+    vans = list(Vanpool.objects.order_by("pk").values_list("pk", "vanpool_id"))
+    seats: dict[int, list[int]] = {}
+    for vanpool_pk, employee_pk in Rider.objects.order_by("pk").values_list(
+        "vanpool_id", "employee_id"
+    ):
+        seats.setdefault(vanpool_pk, []).append(employee_pk)
+    Vanpool.objects.update(seats=7, miles_per_trip=25)
+    trips: list[Trip] = []
+    ride_days: list[RideDay] = []
+    made = 0
+    for vanpool_pk, vanpool_id in vans:
+        riders = seats.get(vanpool_pk, [])
+        seldom = {e for e in riders if rng.random() < 0.05}
+        for day in days:
+            aboard = [e for e in riders if e not in seldom or rng.random() < 0.33]
+            for direction in ("to_work", "from_work"):
+                ref = f"{vanpool_id}/{day.isoformat()}/{direction}"
+                trips.append(
+                    Trip(
+                        vanpool_id=vanpool_pk,
+                        date=day,
+                        direction=direction,
+                        trip_ref=ref,
+                        passengers=len(aboard),
+                    )
+                )
+            ride_days += [
+                RideDay(
+                    vanpool_id=vanpool_pk,
+                    employee_id=e,
+                    date=day,
+                    source="trip",
+                    ref=f"{vanpool_id}/{day.isoformat()}/to_work",
+                )
+                for e in aboard
+            ]
+        if len(ride_days) >= BATCH:
+            made += _flush(trips, ride_days)
+    made += _flush(trips, ride_days)
+    DataCoverage.objects.bulk_create(
+        [DataCoverage(kind="trips", vanpool_id=pk, start=days[0], end=days[-1]) for pk, _ in vans],
+        batch_size=5000,
+    )
+    DataCoverage.objects.create(kind="permits", work_site="")
+    month = (AUDIT_DATE.replace(day=1) - dt.timedelta(days=1)).replace(day=1)
+    VanpoolMonth.objects.bulk_create(
+        [VanpoolMonth(vanpool_id=pk, month=month, vehicle_miles=1100) for pk, _ in vans],
+        batch_size=5000,
+    )
+    employees = list(Employee.objects.values_list("pk", flat=True))
+    ParkingPermit.objects.bulk_create(
+        [
+            ParkingPermit(
+                permit_id=f"P-{pk}", employee_id=pk, lot="Garage A", valid_from=dt.date(2026, 1, 1)
+            )
+            for pk in employees
+            if rng.random() < 0.02
+        ],
+        batch_size=5000,
+    )
+    return made
+
+
+def _flush(trips: list, ride_days: list) -> int:
+    Trip.objects.bulk_create(trips, batch_size=5000)
+    RideDay.objects.bulk_create(ride_days, batch_size=5000)
+    made = len(ride_days)
+    trips.clear()
+    ride_days.clear()
+    return made
+
+
+def weekdays_before(day: dt.date, count: int) -> list[dt.date]:
+    found: list[dt.date] = []
+    while len(found) < count:
+        day -= dt.timedelta(days=1)
+        if day.weekday() < 5:
+            found.append(day)
+    return sorted(found)
 
 
 def sample_queries(riders: int) -> int:
