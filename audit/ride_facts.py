@@ -8,20 +8,12 @@ calls ``preload_rides`` and attaches what it returns to each vanpool's facts.
 import datetime as dt
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any
 
 from django.conf import settings
-from django.db.models import Count, Q, Sum
+from django.db.models import Q
 
-from vanpools.models import (
-    BadgeSwipe,
-    DataCoverage,
-    Holiday,
-    ParkingPermit,
-    RideDay,
-    Trip,
-    VanpoolMonth,
-)
+from vanpools.models import BadgeSwipe, DataCoverage, Holiday, ParkingPermit, RideDay
+from vanpools.monthly import MonthFacts, month_facts
 
 Kind = DataCoverage.Kind
 
@@ -68,22 +60,6 @@ class PermitFacts:
 
 
 @dataclass(frozen=True)
-class MonthFacts:
-    """One van's month: the operator's report and the trip log's totals."""
-
-    month: dt.date  # its first day
-    seats: int | None = None  # the month's own, if reported
-    vehicle_miles: float | None = None
-    miles_per_trip: float | None = None
-    commute_share: float | None = None
-    trips: int = 0
-    passenger_trips: int = 0
-    trip_days: int = 0
-    ride_day_rows: int = 0
-    ride_day_dates: int = 0
-
-
-@dataclass(frozen=True)
 class RiderRides:
     joined: dt.date | None = None
     ride_days: tuple[RideMark, ...] = ()
@@ -111,10 +87,6 @@ def ridership_window(
 def judged_month(audit_date: dt.date) -> dt.date:
     """The last complete calendar month before the audit date (its first day)."""
     return (audit_date.replace(day=1) - dt.timedelta(days=1)).replace(day=1)
-
-
-def next_month(month: dt.date) -> dt.date:
-    return (month.replace(day=28) + dt.timedelta(days=4)).replace(day=1)
 
 
 @dataclass(frozen=True)
@@ -145,7 +117,7 @@ def preload_rides(vans: list[dict], seats: list[Seat], audit_date: dt.date) -> d
     swipes = _swipes(employee_pks, start, end) if Kind.BADGE_SWIPES in kinds else {}
     permits = _permits(employee_pks) if Kind.PERMITS in kinds else {}
     holidays = _holidays(sites, start, end)
-    months = _months(van_pks, month)
+    months = month_facts(van_pks, month)
     out: dict[int, VanRides] = {}
     riders: dict[int, dict[int, RiderRides]] = defaultdict(dict)
     for seat in seats:
@@ -243,48 +215,6 @@ def _holidays(
     for site, date, name in rows:
         found[site].append((date, name))
     return found
-
-
-def _months(van_pks: list[int], month: dt.date) -> dict[int, MonthFacts]:
-    following = next_month(month)
-    in_month = {"date__gte": month, "date__lt": following}
-    trips = {
-        row["vanpool_id"]: row
-        for row in Trip.objects.filter(vanpool_id__in=van_pks, **in_month)
-        .values("vanpool_id")
-        .annotate(n=Count("id"), p=Sum("passengers"), d=Count("date", distinct=True))
-        .order_by()
-    }
-    ride_days = {
-        row["vanpool_id"]: row
-        for row in RideDay.objects.filter(
-            vanpool_id__in=van_pks, source=RideDay.Source.RIDE_DAY, **in_month
-        )
-        .values("vanpool_id")
-        .annotate(n=Count("id"), d=Count("date", distinct=True))
-        .order_by()
-    }
-    reported = {
-        row["vanpool_id"]: row
-        for row in VanpoolMonth.objects.filter(vanpool_id__in=van_pks, month=month).values()
-    }
-    out = {}
-    none: dict[str, Any] = {}
-    for pk in van_pks:
-        trip, day, row = trips.get(pk, none), ride_days.get(pk, none), reported.get(pk, none)
-        out[pk] = MonthFacts(
-            month=month,
-            seats=row.get("seats"),
-            vehicle_miles=row.get("vehicle_miles"),
-            miles_per_trip=row.get("miles_per_trip"),
-            commute_share=row.get("commute_share"),
-            trips=trip.get("n", 0),
-            passenger_trips=trip.get("p") or 0,
-            trip_days=trip.get("d", 0),
-            ride_day_rows=day.get("n", 0),
-            ride_day_dates=day.get("d", 0),
-        )
-    return out
 
 
 def rides_json(rides: RiderRides) -> dict:

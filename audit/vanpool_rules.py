@@ -25,7 +25,7 @@ from agents.contracts import (
     Verdict,
 )
 from audit.facts import VanpoolFacts
-from audit.ride_facts import MonthFacts
+from vanpools.monthly import MonthFacts, MonthFigures, month_figures
 
 
 @dataclass(frozen=True)
@@ -43,81 +43,13 @@ class VanpoolRules:
         )
 
 
-@dataclass(frozen=True)
-class MonthFigures:
-    """The month's numbers as the rules read them (the report prints the same)."""
-
-    seats: int | None
-    seats_source: str
-    trips: int
-    passenger_trips: int
-    days_operated: int
-    trips_source: str
-    miles_per_trip: float | None
-    vehicle_miles: float | None
-    commute_share: Fraction | None
-    commute_source: str
-
-    @property
-    def occupancy(self) -> Fraction | None:
-        if not self.seats or not self.trips:
-            return None
-        return Fraction(self.passenger_trips, self.trips * self.seats)
-
-
-def month_figures(facts: VanpoolFacts, month: MonthFacts) -> MonthFigures:
-    seats, seats_source = (
-        (month.seats, "month")
-        if month.seats
-        else ((facts.seats, "vanpool") if facts.seats else (None, "none"))
-    )
-    if month.trips:
-        trips, passengers, days, source = (
-            month.trips,
-            month.passenger_trips,
-            month.trip_days,
-            "trips",
-        )
-    elif month.ride_day_rows:
-        # A ride-day row is a day aboard: each such date is a trip there and one back.
-        trips, passengers = 2 * month.ride_day_dates, 2 * month.ride_day_rows
-        days, source = month.ride_day_dates, "ride_days"
-    else:
-        trips, passengers, days, source = 0, 0, 0, "none"
-    per_trip = month.miles_per_trip if month.miles_per_trip is not None else facts.miles_per_trip
-    share, share_source = _commute_share(month, trips, per_trip)
-    return MonthFigures(
-        seats=seats,
-        seats_source=seats_source,
-        trips=trips,
-        passenger_trips=passengers,
-        days_operated=days,
-        trips_source=source,
-        miles_per_trip=per_trip,
-        vehicle_miles=month.vehicle_miles,
-        commute_share=share,
-        commute_source=share_source,
-    )
-
-
-def _commute_share(
-    month: MonthFacts, trips: int, per_trip: float | None
-) -> tuple[Fraction | None, str]:
-    if month.commute_share is not None:
-        return Fraction(str(month.commute_share)), "given"
-    if month.vehicle_miles and per_trip is not None:
-        commute = Fraction(str(per_trip)) * trips
-        return min(Fraction(1), commute / Fraction(str(month.vehicle_miles))), "computed"
-    return None, "none"
-
-
 def check_vanpool_rules(
     facts: VanpoolFacts, audit_date: dt.date, rules: VanpoolRules | None = None
 ) -> SpecialistResult:
     rules = rules or VanpoolRules.from_settings()
     month = facts.rides.month or MonthFacts(month=audit_date.replace(day=1))
     label = month.month.strftime("%Y-%m")
-    figures = month_figures(facts, month)
+    figures = month_figures(month, facts.seats, facts.miles_per_trip)
     verdicts = judge(figures, rules)
     verdict = van_verdict(verdicts)
     evidence: list[Evidence] = [_evidence(facts, label, figures, verdicts, rules)]
@@ -196,8 +128,7 @@ def _evidence(
         cites.append(
             Citation(record="vanpool_month", id=f"{facts.vanpool_id} {label}", field=field)
         )
-    occupancy, share = figures.occupancy, figures.commute_share
-    average = Fraction(figures.passenger_trips, figures.trips) if figures.trips else None
+    occupancy, share, average = figures.occupancy, figures.commute_share, figures.average_passengers
     return VanpoolMonthEvidence(
         cites=cites,
         vanpool_id=facts.vanpool_id,
@@ -211,7 +142,7 @@ def _evidence(
         average_passengers=round(float(average), 2) if average is not None else None,
         occupancy=round(float(occupancy), 4) if occupancy is not None else None,
         occupancy_percent=_percent(occupancy),
-        vehicle_miles=figures.vehicle_miles,
+        vehicle_miles=figures.odometer_miles,
         miles_per_trip=figures.miles_per_trip,
         commute_share=round(float(share), 4) if share is not None else None,
         commute_percent=_percent(share),

@@ -6,8 +6,9 @@ import pytest
 
 from agents.contracts import NoDataEvidence, VanpoolMonthEvidence
 from audit.facts import VanpoolFacts
-from audit.ride_facts import MonthFacts, VanRides
+from audit.ride_facts import VanRides
 from audit.vanpool_rules import check_vanpool_rules
+from vanpools.monthly import MonthFacts
 
 AUDIT = dt.date(2026, 11, 23)
 OCTOBER = dt.date(2026, 10, 1)
