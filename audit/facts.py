@@ -7,12 +7,20 @@ vanpool from the database and a labelled case from an evaluation file.
 
 import datetime as dt
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from django.conf import settings
 from django.utils import timezone
 
-from audit.ride_facts import RiderRides, Seat, VanRides, preload_rides, rides_json, van_rides_json
+from audit.ride_facts import (
+    RiderRides,
+    Seat,
+    VanRides,
+    load_rides,
+    preload_rides,
+    rides_json,
+    van_rides_json,
+)
 from vanpools.geo import Point  # re-exported: facts are made of points
 from vanpools.models import Employee, Leave, Rider, Shift, Vanpool
 
@@ -59,6 +67,7 @@ class RiderFacts:
     home_zip_as_given: str = ""  # the roster's text, when a leading zero was restored
     # The seat's start, days aboard, badge swipes, parking permits.
     rides: RiderRides = field(default_factory=RiderRides)
+    pk: int | None = None  # the Employee row, when the facts came from the database
 
 
 @dataclass(frozen=True)
@@ -109,15 +118,18 @@ def rider_facts(employee: Employee) -> RiderFacts:
 
 
 def preload_vanpools(
-    vanpool_ids: Iterable[str], audit_date: dt.date | None = None
+    vanpool_ids: Iterable[str], audit_date: dt.date | None = None, *, rides: bool = True
 ) -> dict[str, VanpoolFacts]:
     """Facts for these vanpools and their active riders, in a fixed number of queries.
 
     Four for the roster, whatever the size, and ``preload_rides``'s for the
     ridership window, permits and month that ``audit_date`` (default today)
-    sets. Read as plain values, not model instances: a bulk audit preloads tens
-    of thousands of riders, and building (and prefetch-wiring) a model object
-    for each was most of an unchanged re-audit's time.
+    sets. Without ``rides`` the riders' ride days and swipes are left for
+    ``with_rides`` (their fingerprint is read): a bulk audit loads them only for
+    the vanpools whose facts changed. Read as plain values, not model instances:
+    a bulk audit preloads tens of thousands of riders, and building (and
+    prefetch-wiring) a model object for each was most of an unchanged
+    re-audit's time.
     """
     audit_date = audit_date or timezone.localdate()
     vanpools = list(
@@ -130,10 +142,11 @@ def preload_vanpools(
         .order_by("employee__employee_id")
         .values("vanpool_id", "joined", *(f"employee__{name}" for name in EMPLOYEE_FIELDS))
     )
-    rides = preload_rides(
+    van_rides = preload_rides(
         vanpools,
         [Seat(seat["vanpool_id"], seat["employee__pk"], seat["joined"]) for seat in seats],
         audit_date,
+        load=rides,
     )
     shifts = {
         shift["pk"]: _shift_facts(shift)
@@ -150,15 +163,35 @@ def preload_vanpools(
         leaves.setdefault(employee_pk, []).append(LeaveSpan(start, end, kind))
     riders: dict[int, list[RiderFacts]] = {}
     for seat in seats:
-        van_rides = rides[seat["vanpool_id"]]
-        rider_rides = van_rides.riders.get(seat["employee__pk"], RiderRides())
+        rider_rides = van_rides[seat["vanpool_id"]].riders.get(seat["employee__pk"], RiderRides())
         riders.setdefault(seat["vanpool_id"], []).append(
             _rider_facts(seat, shifts, leaves, rider_rides)
         )
     return {
-        van["vanpool_id"]: _vanpool_facts(van, tuple(riders.get(van["pk"], ())), rides[van["pk"]])
+        van["vanpool_id"]: _vanpool_facts(
+            van, tuple(riders.get(van["pk"], ())), van_rides[van["pk"]]
+        )
         for van in vanpools
     }
+
+
+def with_rides(facts: list[VanpoolFacts], audit_date: dt.date) -> list[VanpoolFacts]:
+    """``facts`` with every rider's ride days and swipes read (two queries for all of them)."""
+    waiting = {
+        item.pk: item.rides for item in facts if item.pk is not None and not item.rides.loaded
+    }
+    if not waiting:
+        return facts
+    loaded = load_rides(waiting, audit_date)
+    return [_with_loaded(item, loaded[item.pk]) if item.pk in loaded else item for item in facts]
+
+
+def _with_loaded(facts: VanpoolFacts, rides: VanRides) -> VanpoolFacts:
+    riders = tuple(
+        replace(rider, rides=rides.riders.get(rider.pk, rider.rides)) if rider.pk else rider
+        for rider in facts.riders
+    )
+    return replace(facts, riders=riders, rides=rides)
 
 
 VANPOOL_FIELDS = (
@@ -199,6 +232,7 @@ def _rider_facts(
         leave=tuple(leaves.get(seat["employee__pk"], ())),
         home_zip_as_given=seat["employee__home_zip_as_given"],
         rides=rides,
+        pk=seat["employee__pk"],
     )
 
 

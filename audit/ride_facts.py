@@ -7,10 +7,12 @@ calls ``preload_rides`` and attaches what it returns to each vanpool's facts.
 
 import datetime as dt
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 from django.conf import settings
-from django.db.models import Q
+from django.db import connection
+from django.db.models import Count, Max, Q, Sum
 
 from vanpools.models import BadgeSwipe, DataCoverage, Holiday, ParkingPermit, RideDay
 from vanpools.monthly import MonthFacts, month_facts
@@ -18,9 +20,8 @@ from vanpools.monthly import MonthFacts, month_facts
 Kind = DataCoverage.Kind
 
 
-@dataclass(frozen=True)
-class RideMark:
-    """A day the data shows a rider aboard their van."""
+class RideMark(NamedTuple):
+    """A day the data shows a rider aboard their van (a tuple: tens of thousands a chunk)."""
 
     date: dt.date
     source: str  # "trip" | "ride_day"
@@ -74,6 +75,10 @@ class VanRides:
     parking_covered: bool = False
     month: MonthFacts | None = None
     riders: dict[int, RiderRides] = field(default_factory=dict)  # by Employee pk
+    # What the window's ride days and swipes are, in a few numbers: the input hash
+    # reads this instead of the rows, so an unchanged van is known without loading them.
+    fingerprint: str = ""
+    loaded: bool = True  # False: the riders' ride days and swipes are still to be read
 
 
 def ridership_window(
@@ -98,27 +103,30 @@ class Seat:
     joined: dt.date
 
 
-def preload_rides(vans: list[dict], seats: list[Seat], audit_date: dt.date) -> dict[int, VanRides]:
+def preload_rides(
+    vans: list[dict], seats: list[Seat], audit_date: dt.date, *, load: bool = True
+) -> dict[int, VanRides]:
     """Ride, parking and month facts for these vans (rows of ``Vanpool.values``), by van pk.
 
-    At most eight queries whatever the number of vans: coverage, ride days,
-    holidays, the trips' and ride days' monthly totals, the month rows, and
-    swipes and permits when some source covers them.
+    A fixed number of queries whatever the number of vans: coverage, the ride
+    days' fingerprint, holidays, the month's trips, ride days and report, and
+    swipes' fingerprint and permits when some source covers them; with
+    ``load``, the ride days and swipes themselves (else ``load_rides`` reads
+    them later, for the vans whose fingerprint changed).
     """
     start, end = ridership_window(audit_date)
-    month = judged_month(audit_date)
     van_pks = [van["pk"] for van in vans]
     employee_pks = [seat.employee_pk for seat in seats]
     sites = {van["work_site"] for van in vans}
     coverage = _coverage(van_pks, sites, audit_date)
     kinds = {span.kind for spans in coverage.values() for group in spans.values() for span in group}
-    ride_days = _ride_days(van_pks, start, end)
+    badge = Kind.BADGE_SWIPES in kinds
     # Swipes and permits count only where a source covers them: no query without one.
-    swipes = _swipes(employee_pks, start, end) if Kind.BADGE_SWIPES in kinds else {}
     permits = _permits(employee_pks) if Kind.PERMITS in kinds else {}
+    fingerprints = _fingerprints(van_pks, seats, start, end, badge)
     holidays = _holidays(sites, start, end)
-    months = month_facts(van_pks, month)
-    out: dict[int, VanRides] = {}
+    months = month_facts(van_pks, judged_month(audit_date))
+    ride_days, swipes = _rows(van_pks, employee_pks, start, end, badge) if load else ({}, {})
     riders: dict[int, dict[int, RiderRides]] = defaultdict(dict)
     for seat in seats:
         riders[seat.vanpool_pk][seat.employee_pk] = RiderRides(
@@ -127,6 +135,7 @@ def preload_rides(vans: list[dict], seats: list[Seat], audit_date: dt.date) -> d
             swipes=tuple(swipes.get(seat.employee_pk, ())),
             permits=tuple(permits.get(seat.employee_pk, ())),
         )
+    out: dict[int, VanRides] = {}
     for van in vans:
         site = van["work_site"]
         spans = coverage["van"].get(van["pk"], []) + coverage["site"].get(site, [])
@@ -135,23 +144,100 @@ def preload_rides(vans: list[dict], seats: list[Seat], audit_date: dt.date) -> d
             holidays=tuple(sorted(holidays.get(site, []) + holidays.get("", []))),
             coverage=tuple(span for span in spans if span.kind != Kind.PERMITS),
             parking_covered=any(span.kind == Kind.PERMITS for span in spans),
-            month=months.get(van["pk"], MonthFacts(month=month)),
+            month=months[van["pk"]],
             riders=riders.get(van["pk"], {}),
+            fingerprint=fingerprints.get(van["pk"], ""),
+            loaded=load,
         )
     return out
+
+
+def load_rides(rides: dict[int, VanRides], audit_date: dt.date) -> dict[int, VanRides]:
+    """``rides`` (by van pk) with their riders' ride days and swipes read: two queries."""
+    start, end = ridership_window(audit_date)
+    employee_pks = [pk for van in rides.values() for pk in van.riders]
+    badge = any(span.kind == Kind.BADGE_SWIPES for van in rides.values() for span in van.coverage)
+    ride_days, swipes = _rows(list(rides), employee_pks, start, end, badge)
+    out = {}
+    for van_pk, van in rides.items():
+        riders = {
+            employee_pk: replace(
+                rider,
+                ride_days=tuple(ride_days.get((van_pk, employee_pk), ())),
+                swipes=tuple(swipes.get(employee_pk, ())),
+            )
+            for employee_pk, rider in van.riders.items()
+        }
+        out[van_pk] = replace(van, riders=riders, loaded=True)
+    return out
+
+
+def _rows(
+    van_pks: list[int], employee_pks: list[int], start: dt.date, end: dt.date, badge: bool
+) -> tuple[dict[tuple[int, int], list[RideMark]], dict[int, list[SwipeFacts]]]:
+    swipes = _swipes(employee_pks, start, end) if badge else {}
+    return _ride_days(van_pks, start, end), swipes
+
+
+def _fingerprints(
+    van_pks: list[int], seats: list[Seat], start: dt.date, end: dt.date, badge: bool
+) -> dict[int, str]:
+    """Each van's window of ride days (and its riders' swipes) as count, id sum and last id.
+
+    Ride records are replaced, never edited (an import deletes and inserts; the
+    admin shows them read-only), and ids are never reused, so any change to a
+    van's rows in the window changes these numbers.
+    """
+    rides = {
+        row[0]: f"ride_days {row[1]}:{row[2]}:{row[3]}"
+        for row in RideDay.objects.filter(vanpool_id__in=van_pks, date__range=(start, end))
+        .values("vanpool_id")
+        .annotate(n=Count("id"), total=Sum("id"), last=Max("id"))
+        .values_list("vanpool_id", "n", "total", "last")
+        .order_by()
+    }
+    if badge:
+        by_employee = {
+            row[0]: row[1:]
+            for row in BadgeSwipe.objects.filter(
+                employee_id__in=[seat.employee_pk for seat in seats],
+                date__range=(start - dt.timedelta(days=1), end + dt.timedelta(days=1)),
+            )
+            .values("employee_id")
+            .annotate(n=Count("id"), total=Sum("id"), last=Max("id"))
+            .values_list("employee_id", "n", "total", "last")
+            .order_by()
+        }
+        riders: dict[int, list[int]] = defaultdict(list)
+        for seat in seats:
+            riders[seat.vanpool_pk].append(seat.employee_pk)
+        for van_pk, employees in riders.items():
+            counts = [by_employee[e] for e in sorted(employees) if e in by_employee]
+            if counts:
+                shown = " ".join(f"{n}:{total}:{last}" for n, total, last in counts)
+                rides[van_pk] = f"{rides.get(van_pk, 'ride_days 0')}; swipes {shown}"
+    return rides
 
 
 def _ride_days(
     van_pks: list[int], start: dt.date, end: dt.date
 ) -> dict[tuple[int, int], list[RideMark]]:
     found: dict[tuple[int, int], list[RideMark]] = defaultdict(list)
-    rows = (
+    if not van_pks:
+        return found
+    query = (
         RideDay.objects.filter(vanpool_id__in=van_pks, date__range=(start, end))
-        .order_by("date", "source")
+        .order_by("date", "source", "employee_id")
         .values_list("vanpool_id", "employee_id", "date", "source", "ref")
     )
-    for vanpool_pk, employee_pk, date, source, ref in rows:
-        found[(vanpool_pk, employee_pk)].append(RideMark(date, source, ref))
+    # Read past the ORM's per-value converters: a chunk holds tens of thousands of
+    # rows, and SQLite's dates arrive as ISO text that fromisoformat reads at C speed.
+    sql, params = query.query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        for vanpool_pk, employee_pk, date, source, ref in cursor.fetchall():
+            day = date if isinstance(date, dt.date) else dt.date.fromisoformat(date)
+            found[(vanpool_pk, employee_pk)].append(RideMark(day, source, ref))
     return found
 
 
@@ -218,17 +304,13 @@ def _holidays(
 
 
 def rides_json(rides: RiderRides) -> dict:
-    """A rider's ride facts as plain JSON, for the trace and the input hash."""
+    """A rider's ride facts as plain JSON, for the trace and the input hash.
+
+    Not the ride days and swipes themselves: the van's ``fingerprint`` stands for
+    them in the hash, and the ridership evidence lists the days it counted.
+    """
     return {
         "joined": rides.joined.isoformat() if rides.joined else None,
-        "ride_days": [
-            f"{mark.date.isoformat()} {mark.source} {mark.ref}" for mark in rides.ride_days
-        ],
-        "swipes": [
-            f"{swipe.at.isoformat(timespec='minutes')} {swipe.direction or '-'} "
-            f"{swipe.gate or '-'} {swipe.site}".rstrip()
-            for swipe in rides.swipes
-        ],
         "permits": [
             {
                 "permit_id": permit.permit_id,
@@ -251,6 +333,7 @@ def van_rides_json(rides: VanRides) -> dict:
             f"{span.kind} {span.start or '…'}..{span.end or '…'}" for span in rides.coverage
         ],
         "parking_covered": rides.parking_covered,
+        "ride_fingerprint": rides.fingerprint,
         "month": None
         if month is None
         else {

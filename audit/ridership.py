@@ -59,6 +59,7 @@ class Van:
     spans: dict[str, DaySpan]  # weekday → the van's hours; empty: runs when its riders work
     coverage: dict[str, list]  # kind → CoverageSpans ("badge_swipes" only with a schedule)
     holidays: dict[dt.date, str]
+    kinds_by_day: dict[dt.date, list[str]]  # the window's dates → the kinds covering each
 
     def runs(self, day: dt.date) -> bool:
         return not self.spans or WEEKDAYS[day.weekday()] in self.spans
@@ -68,7 +69,7 @@ class Van:
         return dt.datetime.combine(day, dt.time.fromisoformat(span.start)) if span else None
 
     def covering(self, day: dt.date) -> list[str]:
-        return [kind for kind, spans in self.coverage.items() if any(s.covers(day) for s in spans)]
+        return self.kinds_by_day.get(day, [])
 
 
 class VanUnreadable(Exception):
@@ -83,7 +84,7 @@ def check_ridership(
     window = [start + dt.timedelta(days=n) for n in range((end - start).days + 1)]
     label = f"{start.isoformat()} – {end.isoformat()}"
     try:
-        van = _van(facts)
+        van = _van(facts, window)
     except VanUnreadable as problem:
         outcomes = [_van_unreadable(rider, facts, str(problem)) for rider in facts.riders]
         return vanpool_result("ridership", outcomes, f"{facts.vanpool_id}: ridership over {label}.")
@@ -91,7 +92,7 @@ def check_ridership(
     return vanpool_result("ridership", outcomes, f"{facts.vanpool_id}: ridership over {label}.")
 
 
-def _van(facts: VanpoolFacts) -> Van:
+def _van(facts: VanpoolFacts, window: list[dt.date]) -> Van:
     try:
         spans: dict[str, DaySpan] = {
             str(span.day): span for span in parse_weekly(facts.schedule or [])
@@ -103,12 +104,17 @@ def _van(facts: VanpoolFacts) -> Van:
         if span.kind == "badge_swipes" and not spans:
             continue  # no arrival time to match a swipe against: badge data covers nothing
         coverage.setdefault(span.kind, []).append(span)
+    kinds_by_day = {
+        day: [kind for kind, group in coverage.items() if any(s.covers(day) for s in group)]
+        for day in window
+    }
     return Van(
         vanpool_id=facts.vanpool_id,
         work_site=facts.work_site,
         spans=spans,
         coverage=coverage,
         holidays=dict(facts.rides.holidays),
+        kinds_by_day=kinds_by_day,
     )
 
 
@@ -238,25 +244,27 @@ class Tally:
         )
         self.label = f"{window[0].isoformat()} – {window[-1].isoformat()}"
         self.covered: list[dt.date] = []
-        self.aboard: dict[dt.date, list[Citation]] = {}
+        # Each aboard day's proof: the rides and the swipe that show it (cited lazily).
+        self.aboard: dict[dt.date, list[RideMark | SwipeFacts]] = {}
         self.sources: set[str] = set()
 
     def mark_aboard(self, rider: RiderFacts, van: Van, rules: RidershipRules) -> None:
         rides = _rides_by_date(rider.rides.ride_days)
+        swipes = rider.rides.swipes if "badge_swipes" in van.coverage else ()
         for day in self.counted:
             kinds = van.covering(day)
-            cites = [_ride_cite(mark) for mark in rides.get(day, [])]
-            swipe = _swipe_near_arrival(rider.rides.swipes, van, day, rules.swipe_window_minutes)
-            if swipe is not None:
-                cites.append(_swipe_cite(rider.employee_id, swipe))
             if not kinds:
                 self.calendar[day.isoformat()] = "not_covered"
                 continue
+            proof: list[RideMark | SwipeFacts] = list(rides.get(day, ()))
+            swipe = _swipe_near_arrival(swipes, van, day, rules.swipe_window_minutes)
+            if swipe is not None:
+                proof.append(swipe)
             self.covered.append(day)
             self.sources.update(kinds)
-            if cites:
-                self.aboard[day] = cites
-            self.calendar[day.isoformat()] = "aboard" if cites else "missed"
+            if proof:
+                self.aboard[day] = proof
+            self.calendar[day.isoformat()] = "aboard" if proof else "missed"
 
     def outcome(
         self,
@@ -297,8 +305,8 @@ class Tally:
         for day, mark in sorted(self.calendar.items()):
             if mark == "holiday":
                 cites.append(Citation(record="holiday", id=day, field="date"))
-        shown = [cite for day in sorted(self.aboard) for cite in self.aboard[day]]
-        return cites + shown[:MAX_CITED_RIDES]
+        shown = [proof for day in sorted(self.aboard) for proof in self.aboard[day]]
+        return cites + [_proof_cite(rider.employee_id, proof) for proof in shown[:MAX_CITED_RIDES]]
 
 
 def _excuse(rider: RiderFacts, van: Van, day: dt.date) -> str:
@@ -322,8 +330,10 @@ def _swipe_near_arrival(
     swipes: tuple[SwipeFacts, ...], van: Van, day: dt.date, minutes: int
 ) -> SwipeFacts | None:
     """The first swipe in, at the van's site, within ``minutes`` of its arrival on ``day``."""
+    if not swipes:
+        return None
     arrival = van.arrival(day)
-    if arrival is None or "badge_swipes" not in van.coverage:
+    if arrival is None:
         return None
     limit = dt.timedelta(minutes=minutes)
     site = van.work_site.strip().casefold()
@@ -335,6 +345,12 @@ def _swipe_near_arrival(
         if abs(swipe.at - arrival) <= limit:
             return swipe
     return None
+
+
+def _proof_cite(employee_id: str, proof: RideMark | SwipeFacts) -> Citation:
+    if isinstance(proof, SwipeFacts):
+        return _swipe_cite(employee_id, proof)
+    return _ride_cite(proof)
 
 
 def _ride_cite(mark: RideMark) -> Citation:

@@ -25,7 +25,7 @@ from django.utils import timezone
 from agents.contracts import SpecialistResult
 from agents.tracing import RunTrace, save_trace_trees
 from audit.decide import ALL_CHECKS, Decision, decide, input_hashes, reason_for
-from audit.facts import VanpoolFacts, facts_json, preload_vanpools
+from audit.facts import VanpoolFacts, facts_json, preload_vanpools, with_rides
 from cases.lifecycle import (
     Actor,
     IllegalTransition,
@@ -169,7 +169,8 @@ def audit_vanpools(
     for start in range(0, len(ids), size):
         chunk = ids[start : start + size]
         try:
-            done = audit_chunk(chunk, preload_vanpools(chunk, audit_date), audit_date=audit_date)
+            preloaded = preload_vanpools(chunk, audit_date, rides=False)
+            done = audit_chunk(chunk, preloaded, audit_date=audit_date)
         except Exception as exc:  # the chunk's transaction rolled back whole: say so per vanpool
             done = [_failed(vanpool_id, exc) for vanpool_id in chunk]
         for outcome in done:
@@ -200,21 +201,40 @@ def audit_chunk(
             outcomes[vanpool_id] = AuditOutcome(vanpool_id, "skipped", reason=reason)
         else:
             active.append(facts)
-    hashes = {facts.vanpool_id: _hashes(facts, checks, audit_date) for facts in active}
+    # Encoded once a vanpool: the input hash, and the trace's input when it is decided.
+    encoded = {facts.vanpool_id: facts_json(facts) for facts in active}
+    hashes = {
+        facts.vanpool_id: input_hashes(
+            encoded[facts.vanpool_id], checks, audit_date, settings.LLM_BACKEND
+        )
+        for facts in active
+    }
     audited = _audited_hashes([_vanpool_pk(facts) for facts in active], checks)
     open_cases = _open_cases([_vanpool_pk(facts) for facts in active])
     decided = []
+    changed = [f for f in active if audited.get(_vanpool_pk(f)) != hashes[f.vanpool_id]]
+    # Ride days and swipes are read only for the vanpools that will be decided.
+    loaded = {facts.vanpool_id: facts for facts in with_rides(changed, audit_date)}
     for facts in active:
-        if audited.get(_vanpool_pk(facts)) == hashes[facts.vanpool_id]:
+        if facts.vanpool_id not in loaded:
             # Exactly these facts were audited today: nothing is written (at-least-once tasks).
             case = open_cases.get(_vanpool_pk(facts))
             outcomes[facts.vanpool_id] = AuditOutcome(
                 facts.vanpool_id, "unchanged", case_id=case.case_id if case else ""
             )
             continue
+        facts = loaded[facts.vanpool_id]
         try:
             with log_context(vanpool_id=facts.vanpool_id):
-                decided.append(_decide(facts, audit_date, checks, hashes[facts.vanpool_id]))
+                decided.append(
+                    _decide(
+                        facts,
+                        encoded[facts.vanpool_id],
+                        audit_date,
+                        checks,
+                        hashes[facts.vanpool_id],
+                    )
+                )
         except Exception as exc:  # one bad vanpool must not stop a bulk audit
             outcomes[facts.vanpool_id] = _failed(facts.vanpool_id, exc)
     for outcome in _record(decided, open_cases, audit_date, actor):
@@ -258,12 +278,12 @@ class _Decided:
     root: RunTrace
 
 
-def _hashes(facts: VanpoolFacts, checks: Sequence[str], audit_date: dt.date) -> dict[str, str]:
-    return input_hashes(facts_json(facts), checks, audit_date, settings.LLM_BACKEND)
-
-
 def _decide(
-    facts: VanpoolFacts, audit_date: dt.date, checks: Sequence[str], hashes: dict[str, str]
+    facts: VanpoolFacts,
+    encoded: dict,
+    audit_date: dt.date,
+    checks: Sequence[str],
+    hashes: dict[str, str],
 ) -> _Decided:
     root = RunTrace(
         agent=AGENT,
@@ -274,7 +294,7 @@ def _decide(
             # The facts as audited, but a rider's home point as its source:
             # the evidence keeps the distance; the point is for auditors' eyes
             # only, on the employee's record, not copied into every trace.
-            "facts": withhold_home_points(facts_json(facts)),
+            "facts": withhold_home_points(encoded),
         },
     )
     results, decision = decide(facts, audit_date, checks, root)

@@ -6,7 +6,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from audit.facts import facts_json, preload_vanpools
+from audit.facts import facts_json, preload_vanpools, with_rides
 from audit.ride_facts import CoverageSpan, RideMark, SwipeFacts, judged_month, ridership_window
 from tests.factories import EmployeeFactory, RiderFactory, VanpoolFactory
 from vanpools.models import (
@@ -91,14 +91,45 @@ def test_it_reads_each_riders_rides_swipes_and_permits_and_the_vans_month():
     assert (facts.seats, facts.miles_per_trip) == (7, 30)
 
 
-def test_the_facts_json_carries_the_rides_so_a_new_trip_changes_the_input_hash():
-    van, _ = a_van_with_records()
-    before = facts_json(preload_vanpools([van.vanpool_id], AUDIT)[van.vanpool_id])
-    assert before["riders"][0]["ride_days"] == [f"2026-10-27 trip {van.vanpool_id}-T1"]
+def test_a_new_ride_day_swipe_or_trip_changes_the_facts_json_and_so_the_input_hash():
+    van, employee = a_van_with_records()
+
+    def encoded() -> dict:
+        return facts_json(preload_vanpools([van.vanpool_id], AUDIT, rides=False)[van.vanpool_id])
+
+    before = encoded()
     assert before["month"]["trips"] == 1
-    Trip.objects.create(vanpool=van, date=dt.date(2026, 10, 28), trip_ref="T2", passengers=3)
-    after = facts_json(preload_vanpools([van.vanpool_id], AUDIT)[van.vanpool_id])
-    assert after != before
+    assert before["ride_fingerprint"].startswith("ride_days 1:")
+    changes = [
+        lambda: RideDay.objects.create(
+            vanpool=van, employee=employee, date=dt.date(2026, 11, 3), source="trip", ref="T3"
+        ),
+        lambda: RideDay.objects.filter(ref=f"{van.vanpool_id}-T1").delete(),
+        lambda: BadgeSwipe.objects.create(
+            employee=employee, date=dt.date(2026, 11, 4), time=dt.time(7)
+        ),
+        lambda: Trip.objects.create(
+            vanpool=van, date=dt.date(2026, 10, 28), trip_ref="T2", passengers=3
+        ),
+    ]
+    seen = [before]
+    for change in changes:
+        change()
+        now = encoded()
+        assert now not in seen
+        seen.append(now)
+
+
+def test_rides_left_unread_are_read_by_with_rides_to_the_same_facts():
+    van, _ = a_van_with_records()
+    full = preload_vanpools([van.vanpool_id], AUDIT)[van.vanpool_id]
+    light = preload_vanpools([van.vanpool_id], AUDIT, rides=False)[van.vanpool_id]
+    assert light.riders[0].rides.ride_days == () and not light.rides.loaded
+    assert facts_json(light) == facts_json(full)  # the same input hash either way
+    with CaptureQueriesContext(connection) as captured:
+        (read,) = with_rides([light], AUDIT)
+    assert read == full
+    assert len(captured) == 2  # ride days, swipes
 
 
 def test_a_permit_list_covers_only_the_sites_and_days_it_names():
@@ -118,4 +149,6 @@ def test_the_rides_take_the_same_queries_however_many_vans():
             preload_vanpools(ids, AUDIT)
         return len(captured)
 
-    assert queries(2) == queries(12) == 4 + 8
+    # Roster 4; coverage, permits, the rides' and swipes' fingerprints, holidays,
+    # the month's trips, ride days and report (8), and the ride days and swipes (2).
+    assert queries(2) == queries(12) == 4 + 8 + 2
