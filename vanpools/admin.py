@@ -25,6 +25,7 @@ from poolpatrol.admin_display import (
     short,
 )
 from poolpatrol.privacy import HOME_FIELDS, may_see_home
+from vanpools import admin_records  # noqa: F401  (registers the ride and permit records)
 from vanpools.admin_import import import_view
 from vanpools.admin_report import monthly_report_action
 from vanpools.models import Employee, Leave, Rider, Shift, Vanpool
