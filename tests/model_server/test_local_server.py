@@ -20,7 +20,7 @@ from agents import llm
 from agents.models import AgentRun
 from agents.tracing import RunTrace
 from caseloop.audits import audit_vanpool
-from dashboard.case_qa import answer_question
+from caseloop.case_qa.answer import answer_question
 from dashboard.queries import case_records
 from outreach.replies.classify import (
     MODEL_UNAVAILABLE,
