@@ -34,7 +34,7 @@ from agents.contracts import (
 from agents.tracing import RunTrace, timed
 from audit.facts import VanpoolFacts
 from audit.location import check_location
-from audit.shift import check_shift
+from audit.shift.check import check_shift
 from poolpatrol.privacy import withhold_home_points
 
 # What each prompt version answers: shift.v2 also returns the week it read

@@ -27,14 +27,9 @@ from django.views.decorators.http import require_GET
 
 from audit.facts import RiderFacts, VanpoolFacts, rider_facts
 from audit.location import Unplaceable, place_home, place_pickup
-from audit.shift import (
-    RiderShift,
-    Unreadable,
-    VanSchedule,
-    compare_day,
-    read_shift,
-    read_van_schedule,
-)
+from audit.shift.days import compare_day
+from audit.shift.readings import RiderShift, Unreadable, read_shift
+from audit.shift.van import VanSchedule, read_van_schedule
 from cases.models import Case
 from dashboard import charts
 from dashboard.access import HtmxHttpRequest, dashboard_view, paginate

@@ -12,18 +12,12 @@ from caseloop.case_qa.records import CaseRecords
 from vanpools.models import Employee
 
 ID_TOKEN = re.compile(r"\b[A-Za-z]{1,8}-[A-Za-z0-9]*\d[A-Za-z0-9-]*\b")
-
-
 WORD = re.compile(r"[A-Za-z][A-Za-z'’-]+")
-
-
 ACTING = re.compile(
     r"\b(ignore (all|any|previous|the)|instructions|system prompt|approve|cancel (the|his|her|"
     r"their|this) seat|close (the|this) case|dismiss|send (an|the|a) email|delete)\b",
     re.IGNORECASE,
 )
-
-
 NOT_NAMES = {
     "I", "What", "Why", "When", "Who", "How", "Which", "Where", "Did", "Does", "Do", "Is",
     "Was", "Were", "The", "This", "That", "Has", "Have", "Can", "Could", "Will", "Would",

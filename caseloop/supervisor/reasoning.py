@@ -24,17 +24,9 @@ Strength = Literal["weak", "adequate", "strong"]
 # A location fail this far beyond the limit is unmistakable; one closer is
 # adequate, and closer still on a ZIP-centroid home is weak.
 STRONG_DISTANCE_RATIO = 1.5
-
-
 CENTROID_WEAK_RATIO = 1.2
-
-
 STRONG_SHIFT_SHARE = 0.6
-
-
 ADEQUATE_SHIFT_SHARE = 0.3
-
-
 _RANK: dict[str, int] = {"weak": 0, "adequate": 1, "strong": 2}
 
 
