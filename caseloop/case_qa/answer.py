@@ -12,6 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agents import llm
 from agents.faithfulness import check_faithfulness
+from agents.model_errors import ModelError
+from agents.prompting import data_block, load_prompt
 from agents.tracing import RunTrace, save_trace_tree, timed
 from caseloop.case_qa.questions import SUGGESTIONS, decline_reason, detect_intent
 from caseloop.case_qa.records import CaseRecords, Link, Record, build_records, no_link
@@ -160,14 +162,14 @@ def _ask_model(
     trace: RunTrace,
 ) -> CaseAnswer | None:
     """The model's answer, checked; None when the client failed (rules answer instead)."""
-    prompt = llm.load_prompt(*PROMPT)
+    prompt = load_prompt(*PROMPT)
     payload = [{"key": r.key, "label": r.label, "text": r.text} for r in found.values()]
     user = "\n\n".join(
-        [llm.data_block("case_records", payload), llm.data_block("question", {"text": question})]
+        [data_block("case_records", payload), data_block("question", {"text": question})]
     )
     try:
         call = client.structured(AGENT, prompt.version, prompt.text, user, ModelCaseAnswer)
-    except llm.ModelError as error:
+    except ModelError as error:
         for name, value in error.trace_fields().items():
             setattr(trace, name, value)
         trace.model_calls += 1

@@ -11,6 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from agents import llm
+from agents.prompting import data_block, load_prompt
 from agents.tracing import RunTrace, traced_structured
 from caseloop.supervisor.package import AGENT, Issue, Package, Severity, evidence_for
 from cases.models import Verification
@@ -246,8 +247,8 @@ def assess_with_model(
     package: Package, found: dict[str, list[Issue]], client: "llm.OpenAIClient", parent: RunTrace
 ) -> ReasoningAssessment | None:
     """The model's assessment, or None (recorded on the trace) when it is unavailable."""
-    prompt = llm.load_prompt(AGENT, PROMPT_VERSION)
-    user = llm.data_block("evidence_package", _model_input(package, found))
+    prompt = load_prompt(AGENT, PROMPT_VERSION)
+    user = data_block("evidence_package", _model_input(package, found))
     call = traced_structured(client, AGENT, prompt, user, ReasoningAssessment, parent)
     if call is None:
         logger.warning("supervisor model unavailable for %s", package.case.case_id)

@@ -18,6 +18,16 @@ from mailparser_reply import EmailReplyParser
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents import llm
+from agents.model_errors import (
+    ModelBadOutput,
+    ModelError,
+    ModelRateLimited,
+    ModelRefused,
+    ModelTimeout,
+    ModelTruncated,
+    ModelUnavailable,
+)
+from agents.prompting import Prompt, data_block, load_prompt
 from agents.tracing import RunTrace, traced_call
 from outreach.language import unread_passages
 from outreach.replies.boilerplate import without_boilerplate
@@ -434,16 +444,16 @@ def _labelled(
 
 
 # A model answer that could not be used: asked once more, then a person reads it.
-REASK_ERRORS = (llm.ModelBadOutput, llm.ModelTruncated, llm.ModelRefused)
+REASK_ERRORS = (ModelBadOutput, ModelTruncated, ModelRefused)
 # The endpoint is down or busy: the reply waits and is read when it is back.
-WAIT_ERRORS = (llm.ModelUnavailable, llm.ModelTimeout, llm.ModelRateLimited)
+WAIT_ERRORS = (ModelUnavailable, ModelTimeout, ModelRateLimited)
 MODEL_UNAVAILABLE = "model_unavailable"
 CLASSIFICATION_FAILED = "classification_failed"
 
 
 @dataclass(frozen=True)
 class ModelRequest:
-    prompt: llm.Prompt
+    prompt: Prompt
     user: str
 
 
@@ -455,13 +465,13 @@ def model_request(body: str, subject: str, words: str) -> ModelRequest:
     reply (docs/evaluation.md has what each variant does on held-out replies).
     """
     version = settings.REPLY_MODEL_PROMPT
-    prompt = llm.load_prompt(PROMPT_NAME, version)
-    reply = llm.data_block("reply", {"subject": subject, "body": body})
+    prompt = load_prompt(PROMPT_NAME, version)
+    reply = data_block("reply", {"subject": subject, "body": body})
     if version == "v1" or not settings.REPLY_MODEL_EXAMPLES:
         return ModelRequest(prompt, reply)
     shown = example_index().nearest(words, settings.REPLY_MODEL_EXAMPLES)
     examples = [{"reply": e.words, "bucket": e.bucket} for e in shown]
-    return ModelRequest(prompt, f"{llm.data_block('examples', examples)}\n\n{reply}")
+    return ModelRequest(prompt, f"{data_block('examples', examples)}\n\n{reply}")
 
 
 def _ask_model(
@@ -489,10 +499,10 @@ def _ask_model(
     if isinstance(outcome, REASK_ERRORS):
         trace.children[-1].output = {"fallback": "re-ask"}
         limit = None
-        if isinstance(outcome, llm.ModelTruncated):
+        if isinstance(outcome, ModelTruncated):
             limit = settings.LLM_MAX_TOKENS * settings.LLM_REASK_TOKEN_FACTOR
         outcome = traced_call(client, AGENT, prompt, user, ModelReplyLabel, trace, max_tokens=limit)
-    if isinstance(outcome, llm.ModelError):
+    if isinstance(outcome, ModelError):
         failure = MODEL_UNAVAILABLE if isinstance(outcome, WAIT_ERRORS) else CLASSIFICATION_FAILED
         trace.children[-1].output = {
             "fallback": "wait" if failure == MODEL_UNAVAILABLE else "person"
