@@ -6,7 +6,7 @@ from django.db import models
 from django.db.models import Q
 
 from cases.models import Case
-from outreach.parsing import html_to_text
+from outreach.mail_bodies import html_to_text
 from poolpatrol.ids import PublicIdModel
 from vanpools.models import Employee
 
