@@ -31,8 +31,8 @@ from audit.shift.days import compare_day
 from audit.shift.readings import RiderShift, Unreadable, read_shift
 from audit.shift.van import VanSchedule, read_van_schedule
 from cases.models import Case
-from dashboard import charts
 from dashboard.access import HtmxHttpRequest, dashboard_view, paginate
+from dashboard.charts import vanpool_map, week
 from dashboard.vanpool_forms import CLEAR, FLAGGED, VanpoolFilterForm
 from poolpatrol.privacy import may_see_home
 from vanpools.geo import OfflineDistanceProvider, Point, zip_centroid
@@ -202,11 +202,11 @@ def measure_rider(
 
 @dataclass
 class WeekChart:
-    layout: charts.WeekLayout
+    layout: week.WeekLayout
     dates: list[dt.date]
-    van_bars: list[charts.Bar]
+    van_bars: list[week.Bar]
     van_label: str
-    rows: list[charts.WeekRow]
+    rows: list[week.WeekRow]
     problem: str = ""
     tolerance: int = 0
     height: int = 0
@@ -216,21 +216,21 @@ class WeekChart:
     rows_svg: str = ""
 
 
-def spans_in_week(schedule: object, dates: list[dt.date]) -> list[charts.DaySpanOn]:
+def spans_in_week(schedule: object, dates: list[dt.date]) -> list[week.DaySpanOn]:
     """Working spans that start on the chart's days, plus the Sunday before (its night runs on)."""
     spans = []
     for offset in range(-1, 7):
         span = schedule.span_on(dates[0] + dt.timedelta(days=offset))  # type: ignore[attr-defined]
         if span is not None:
-            spans.append(charts.DaySpanOn(offset, span.start, span.end))
+            spans.append(week.DaySpanOn(offset, span.start, span.end))
     return spans
 
 
 def day_states(
     facts: RiderFacts, shift: RiderShift, van: VanSchedule, dates: list[dt.date], tolerance: int
-) -> list[charts.DayState]:
+) -> list[week.DayState]:
     """Per day of the week: does the rider work, and does the van serve that shift?"""
-    states: list[charts.DayState] = []
+    states: list[week.DayState] = []
     for day in dates:
         span = shift.schedule.span_on(day)
         van_span = van.schedule.span_on(day)
@@ -249,8 +249,8 @@ def day_states(
 def week_chart(
     vanpool: Vanpool, rows: list[RiderRow], facts: list[RiderFacts], today: dt.date
 ) -> WeekChart:
-    layout = charts.WeekLayout()
-    dates = charts.week_dates(today)
+    layout = week.WeekLayout()
+    dates = week.week_dates(today)
     tolerance = settings.SHIFT_TOLERANCE_MINUTES
     shifts: dict[str, RiderShift] = {}
     problems: dict[str, str] = {}
@@ -270,7 +270,7 @@ def week_chart(
     chart = WeekChart(
         layout=layout,
         dates=dates,
-        van_bars=charts.bars_for(spans_in_week(van.schedule, dates), layout) if van else [],
+        van_bars=week.bars_for(spans_in_week(van.schedule, dates), layout) if van else [],
         van_label=van.sentence_hours if van else "",
         rows=[],
         problem="" if van else f"No van schedule to compare against: {van_problem}.",
@@ -278,7 +278,7 @@ def week_chart(
     )
     for row, rider in zip(rows, facts, strict=True):
         shift = shifts.get(rider.employee_id)
-        week_row = charts.WeekRow(
+        week_row = week.WeekRow(
             label=rider.employee_id,
             sublabel=row.employee.full_name,
             href=reverse("employee-detail", args=[rider.employee_id]),
@@ -287,11 +287,11 @@ def week_chart(
             note=problems.get(rider.employee_id, ""),
         )
         if shift is not None:
-            week_row.bars = charts.bars_for(spans_in_week(shift.schedule, dates), layout)
+            week_row.bars = week.bars_for(spans_in_week(shift.schedule, dates), layout)
             if van is not None:
                 week_row.states = day_states(rider, shift, van, dates, tolerance)
         chart.rows.append(week_row)
-    charts.place_rows(chart.rows, layout)
+    week.place_rows(chart.rows, layout)
     chart.height = layout.height(len(chart.rows) + 1)
     chart.hours = [
         {"x": layout.x(day, hour * 60), "label": f"{hour:02d}"}
@@ -303,7 +303,7 @@ def week_chart(
         for day, date in enumerate(dates)
     ]
     chart.mismatches = sum(row.mismatch_count for row in chart.rows)
-    chart.rows_svg = charts.week_rows_svg(chart.rows, chart.van_bars, layout)
+    chart.rows_svg = week.week_rows_svg(chart.rows, chart.van_bars, layout)
     return chart
 
 
@@ -382,15 +382,15 @@ def _point(lat: float | None, lng: float | None) -> Point | None:
 
 def _map(
     vanpool: Vanpool, rows: list[RiderRow], pickup: Point | None, limit: float, circuity: float
-) -> charts.MapChart | None:
+) -> vanpool_map.MapChart | None:
     if pickup is None:
         return None
-    places = [charts.MapPlace("pickup", pickup, "Pickup")]
+    places = [vanpool_map.MapPlace("pickup", pickup, "Pickup")]
     site = _point(vanpool.work_site_lat, vanpool.work_site_lng)
     if site is not None:
-        places.append(charts.MapPlace("site", site, vanpool.work_site or "Work site"))
+        places.append(vanpool_map.MapPlace("site", site, vanpool.work_site or "Work site"))
     places += [
-        charts.MapPlace(
+        vanpool_map.MapPlace(
             "home",
             row.map_point,
             row.employee.employee_id,
@@ -401,7 +401,7 @@ def _map(
         for row in rows
         if row.map_point is not None
     ]
-    return charts.map_chart(pickup, places, limit_miles=limit, circuity=circuity)
+    return vanpool_map.map_chart(pickup, places, limit_miles=limit, circuity=circuity)
 
 
 # --- One employee -------------------------------------------------------------------------------
