@@ -32,9 +32,10 @@ from agents.tracing import RunTrace, traced_call
 from outreach.language import unread_passages
 from outreach.replies.boilerplate import without_boilerplate
 from outreach.replies.examples import example_index
-from outreach.replies.guardrails import check_untrusted, normalise
+from outreach.replies.guardrails import check_untrusted
 from outreach.replies.reader import Reader, default_reader
 from outreach.replies.rules import first_hit
+from outreach.replies.text_readings import normalise
 
 Bucket = Literal["acknowledgment", "question", "update", "escalation"]
 BUCKETS: tuple[Bucket, ...] = get_args(Bucket)
