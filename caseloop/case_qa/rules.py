@@ -13,7 +13,7 @@ from django.conf import settings
 from caseloop.case_qa.questions import WORD
 from caseloop.case_qa.records import CaseRecords, Record, iso, pending_text
 from cases.models import Case
-from outreach.replies.classify import strip_quoted
+from outreach.replies.own_words import strip_quoted
 
 EXCERPT = 280
 
