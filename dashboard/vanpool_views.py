@@ -1,4 +1,4 @@
-"""Vanpool and employee pages: the list, a vanpool's map and week, an employee's record.
+"""Vanpool pages: the list, and a vanpool's map and week (an employee's page: employee_views).
 
 Distances here are the offline estimate (great-circle × circuity) from the
 records as they are now, measured the way the location check measures them
@@ -54,7 +54,6 @@ if TYPE_CHECKING:
 
 REASONS: dict[str, str] = dict(Case.Reason.choices)
 STATUSES: dict[str, str] = dict(Case.Status.choices)
-CASE_HISTORY_LIMIT = 50
 
 
 def can_see_home_address(request: HttpRequest) -> bool:
@@ -335,10 +334,10 @@ def vanpool_detail(request: HttpRequest, vanpool_id: str) -> HttpResponse:
     provider = OfflineDistanceProvider()
     pickup_facts = VanpoolFacts(
         vanpool_id=vanpool.vanpool_id,
-        pickup=_point(vanpool.pickup_lat, vanpool.pickup_lng),
+        pickup=point_or_none(vanpool.pickup_lat, vanpool.pickup_lng),
         pickup_zip=vanpool.pickup_zip,
         work_site=vanpool.work_site,
-        work_site_point=_point(vanpool.work_site_lat, vanpool.work_site_lng),
+        work_site_point=point_or_none(vanpool.work_site_lat, vanpool.work_site_lng),
     )
     try:
         pickup = place_pickup(pickup_facts)
@@ -376,7 +375,7 @@ def vanpool_detail(request: HttpRequest, vanpool_id: str) -> HttpResponse:
     return render(request, "vanpools/detail.html", context)
 
 
-def _point(lat: float | None, lng: float | None) -> Point | None:
+def point_or_none(lat: float | None, lng: float | None) -> Point | None:
     return Point(lat, lng) if lat is not None and lng is not None else None
 
 
@@ -386,7 +385,7 @@ def _map(
     if pickup is None:
         return None
     places = [vanpool_map.MapPlace("pickup", pickup, "Pickup")]
-    site = _point(vanpool.work_site_lat, vanpool.work_site_lng)
+    site = point_or_none(vanpool.work_site_lat, vanpool.work_site_lng)
     if site is not None:
         places.append(vanpool_map.MapPlace("site", site, vanpool.work_site or "Work site"))
     places += [
@@ -402,98 +401,3 @@ def _map(
         if row.map_point is not None
     ]
     return vanpool_map.map_chart(pickup, places, limit_miles=limit, circuity=circuity)
-
-
-# --- One employee -------------------------------------------------------------------------------
-
-
-@dataclass
-class CaseRow:
-    case: Case
-    checks: dict[str, str]
-
-
-@require_GET
-@dashboard_view
-def employee_detail(request: HttpRequest, employee_id: str) -> HttpResponse:
-    employee = get_object_or_404(
-        Employee.objects.select_related("shift").prefetch_related(
-            Prefetch("leaves", queryset=Leave.objects.order_by("start_date"))
-        ),
-        employee_id=employee_id,
-    )
-    memberships = list(
-        employee.memberships.select_related("vanpool", "cancelled_by").order_by(
-            "status", "-joined", "-pk"
-        )
-    )
-    seat = next((m for m in memberships if m.status == Rider.Status.ACTIVE), None)
-    distance = _distance_to_seat(employee, seat)
-    # A case that names an employee is always about a vanpool they rode: the
-    # vanpool index narrows the JSON scan to a handful of rows.
-    cases = (
-        Case.objects.filter(vanpool__in={m.vanpool_id for m in memberships})
-        .filter(
-            Q(meta__rider_flags__has_key=employee.employee_id)
-            | Q(pending_actions__rider__employee=employee)
-        )
-        .distinct()
-        .select_related("vanpool")
-        .order_by("-created_at")[:CASE_HISTORY_LIMIT]
-    )
-    case_rows = []
-    for case in cases:
-        checks = (case.meta.get("rider_flags") or {}).get(employee.employee_id)
-        case_rows.append(CaseRow(case, checks if isinstance(checks, dict) else {}))
-    today = timezone.localdate()
-    context = {
-        "nav": "vanpools",
-        "employee": employee,
-        "memberships": memberships,
-        "seat": seat,
-        "distance": distance,
-        "case_rows": case_rows,
-        "case_limit": CASE_HISTORY_LIMIT,
-        "leaves": [leave for leave in employee.leaves.all() if leave.end_date >= today],
-        "show_address": can_see_home_address(request),
-    }
-    return render(request, "vanpools/employee.html", context)
-
-
-@dataclass(frozen=True)
-class SeatDistance:
-    miles: float | None
-    straight_miles: float | None
-    limit: float
-    home_source: str
-    problem: str
-
-    @property
-    def over_limit(self) -> bool:
-        return self.miles is not None and self.miles > self.limit
-
-
-def _distance_to_seat(employee: Employee, seat: Rider | None) -> SeatDistance | None:
-    if seat is None:
-        return None
-    vanpool = seat.vanpool
-    facts = VanpoolFacts(
-        vanpool_id=vanpool.vanpool_id,
-        pickup=_point(vanpool.pickup_lat, vanpool.pickup_lng),
-        pickup_zip=vanpool.pickup_zip,
-        work_site=vanpool.work_site,
-        work_site_point=_point(vanpool.work_site_lat, vanpool.work_site_lng),
-    )
-    rider = RiderFacts(
-        employee_id=employee.employee_id,
-        home_zip=employee.home_zip,
-        home=_point(employee.home_lat, employee.home_lng),
-    )
-    limit = float(vanpool.effective_max_miles)
-    try:
-        pickup = place_pickup(facts)
-        home = place_home(rider)
-    except Unplaceable as problem:
-        return SeatDistance(None, None, limit, "", problem.reason)
-    straight, commute = OfflineDistanceProvider().commute_miles(home.point, pickup.point)
-    return SeatDistance(commute, straight, limit, home.source, "")
