@@ -22,7 +22,7 @@ from agents.contracts import Citation, RidershipEvidence, SpecialistResult, Unkn
 from audit.facts import RiderFacts, VanpoolFacts
 from audit.ride_facts import RideMark, SwipeFacts, ridership_window
 from audit.rider_results import RiderOutcome, no_data, vanpool_result
-from audit.shift import RotationShift, Unreadable, read_shift
+from audit.shift.readings import RotationShift, Unreadable, read_shift
 from vanpools.schedules import WEEKDAYS, DaySpan, parse_weekly
 
 NO_DATA_MISSING = "trips, ride days or badge swipes"
