@@ -163,7 +163,10 @@ def test_it_evaluates_on_the_openai_backend_against_a_compatible_server(tmp_path
 @pytest.mark.parametrize(
     ("case", "message"),
     [
-        ({"kind": "parking", "riders": [{"employee_id": "E1"}]}, "audit_date: None is not a date (YYYY-MM-DD)"),
+        (
+            {"kind": "parking", "riders": [{"employee_id": "E1"}]},
+            "audit_date: None is not a date (YYYY-MM-DD)",
+        ),
         (
             {"kind": "ridership", "audit_date": "2026-11-23", "riders": [{"employee_id": "E1"}],
              "expected": {"verdict": "pass", "riders": {}}},
