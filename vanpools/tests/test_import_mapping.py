@@ -14,7 +14,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from tests.factories import EmployeeFactory, RiderFactory, VanpoolFactory
-from vanpools.importer import ImportFailed, import_data, import_file
+from vanpools.importing import ImportFailed, import_data, import_file
 from vanpools.models import Employee, Rider, Shift, Vanpool
 from vanpools.tests.files import write_csv, write_json
 
