@@ -1,7 +1,8 @@
 """The preview stage: what a checked file does, in words: counts, first changes, warnings.
 
-Worked out from the plans (the file over what is stored), so a dry run shows
-and warns as the import would.
+Worked out from the plans (the file over what is stored) before anything is
+written, so a dry run, a preview with refused rows and an import all report
+the same changes.
 """
 
 import json
@@ -12,9 +13,23 @@ from django.db import models
 from vanpools.importing.check.planning import Planned
 from vanpools.importing.check.plans import Plan
 from vanpools.importing.columns import KINDS
-from vanpools.importing.result import DIFFERENCES_SHOWN, OUTCOMES, plural
+from vanpools.importing.read.context import Reading
+from vanpools.importing.result import DIFFERENCES_SHOWN, OUTCOMES, ImportResult, plural
 from vanpools.models import Employee, Leave, Rider, Shift, Vanpool
 from vanpools.schedules import ScheduleError, format_compact_weekly, parse_weekly
+
+
+def preview(planned: Planned, kinds: list[str], read: Reading, *, dry_run: bool) -> ImportResult:
+    """What the plans do; ``kinds`` are the file's, ``read`` holds the read stage's warnings."""
+    return ImportResult(
+        counts=counts(planned),
+        kinds=kinds,
+        dry_run=dry_run,
+        source=read.source,
+        refused=planned.refused,
+        differences=differences(planned),
+        warnings=read.warnings + warnings(planned),
+    )
 
 
 def counts(planned: Planned) -> dict[str, dict[str, int]]:
@@ -108,9 +123,9 @@ def _difference(plan: Plan) -> str:
         parts = ["new"]
     else:
         parts = [
-            f"{name} {_value_text(plan.before[name])} → {_value_text(_current(instance, name))}"
+            f"{name} {_value_text(plan.before[name])} → {_value_text(_planned(plan, name))}"
             if name in plan.before
-            else f"{name} → {_value_text(_current(instance, name))}"
+            else f"{name} → {_value_text(_planned(plan, name))}"
             for name in sorted(plan.changed)
         ]
     seat = plan.seat
@@ -135,14 +150,15 @@ ID_FIELDS: dict[type[models.Model], str] = {
 }
 
 
-def _current(instance: models.Model, name: str) -> object:
+def _planned(plan: Plan, name: str) -> object:
+    """A changed field's new value: set on the instance, but an employee's shift on the plan
+    (the write sets it once a new shift is saved)."""
     if name == "shift":
-        shift = cast(Employee, instance).shift
-        return shift.shift_id if shift else ""
+        return plan.shift.shift_id if plan.shift else ""
     if name == "coordinator":
-        coordinator = cast(Vanpool, instance).coordinator
+        coordinator = cast(Vanpool, plan.instance).coordinator
         return coordinator.email if coordinator else ""
-    return getattr(instance, name)
+    return getattr(plan.instance, name)
 
 
 def _value_text(value: object) -> str:

@@ -14,7 +14,7 @@ from vanpools.importing.check.planning import plan_import
 from vanpools.importing.columns import KINDS, accepted_names
 from vanpools.importing.mapping.load import load_mapping
 from vanpools.importing.mapping.spec import MappingError, RosterMapping
-from vanpools.importing.preview import counts, differences, warnings
+from vanpools.importing.preview import preview
 from vanpools.importing.read.context import Reading
 from vanpools.importing.read.csv_rows import csv_tables
 from vanpools.importing.read.files import decode_json, read_text
@@ -82,29 +82,12 @@ def _import(tables: list[Table], read: Reading, *, dry_run: bool) -> ImportResul
     planned = plan_import(tables, read.errors)
     kinds = [table.kind for table in tables]
     if planned.errors:
-        preview = None
-        if dry_run:
-            preview = ImportResult(
-                counts(planned),
-                kinds,
-                dry_run=True,
-                source=read.source,
-                refused=planned.refused,
-                differences=differences(planned),
-                warnings=read.warnings + warnings(planned),
-            )
-        raise ImportFailed(planned.errors, preview=preview)
+        shown = preview(planned, kinds, read, dry_run=True) if dry_run else None
+        raise ImportFailed(planned.errors, preview=shown)
+    # Before the write, which moves the stored values the preview compares against.
+    result = preview(planned, kinds, read, dry_run=dry_run)
     with transaction.atomic():
         write_plans(planned)
-        found = read.warnings + warnings(planned)
         if dry_run:
             transaction.set_rollback(True)
-    return ImportResult(
-        counts=counts(planned),
-        kinds=kinds,
-        dry_run=dry_run,
-        source=read.source,
-        refused=planned.refused,
-        differences=differences(planned),
-        warnings=found,
-    )
+    return result
