@@ -15,6 +15,7 @@ from vanpools.importing.rows import Table
 
 
 def csv_tables(text: str, *, kind: str | None, read: Reading) -> list[Table]:
+    """The one table a CSV holds; ``kind`` names its rows when the header does not."""
     records = _csv_records(text)
     header = [name.strip() for name in records[0][1]]
     names = [name.lower() for name in header]

@@ -11,6 +11,7 @@ from vanpools.importing.rows import Row, Table
 
 
 def json_tables(data: object, *, kind: str | None, read: Reading) -> list[Table]:
+    """A table per kind the decoded JSON holds; ``kind`` names a bare list's rows."""
     sections = _json_sections(data, kind, read)
     tables = []
     for name, (path, rows) in sections.items():
