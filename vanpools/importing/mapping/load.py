@@ -43,7 +43,7 @@ def parse_mapping(
         place = ".".join(str(part) for part in error["loc"] if part not in ("str", "list[str]"))
         raise MappingError(where, f"{place}: {_pydantic_message(error)}") from None
     kinds = list(columns)  # the roster's kinds, or the records' (vanpools.importing.records)
-    for kind in [k for k in mapping.model_fields if k != "source" and k not in kinds]:
+    for kind in [k for k in RosterMapping.model_fields if k != "source" and k not in kinds]:
         if mapping.for_kind(kind):
             raise MappingError(
                 where, f"{kind}: not read by this import (it reads {', '.join(kinds)})"

@@ -9,7 +9,7 @@ import re
 
 from vanpools.importing.cells import CellError, shown, text
 
-SEPARATORS = re.compile(r"[;,|]")
+SEPARATORS = re.compile(r"[;,|\s]+")
 
 
 def number(raw: object) -> float:
@@ -40,7 +40,7 @@ def share(raw: object) -> float:
 
 
 def id_list(raw: object) -> list[str]:
-    """Employee IDs: a JSON list, or text separated by ``;``, ``,`` or ``|``."""
+    """Employee IDs: a JSON list, or text separated by ``;``, ``,``, ``|`` or spaces."""
     if isinstance(raw, list):
         items = [text(item) for item in raw]
     else:

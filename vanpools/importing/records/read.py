@@ -15,6 +15,7 @@ from pathlib import Path
 from vanpools.importing.mapping.recipes import map_row
 from vanpools.importing.mapping.spec import KindMapping, RosterMapping
 from vanpools.importing.read.context import suggest
+from vanpools.importing.records.cells import id_list
 from vanpools.importing.records.kinds import COLUMNS, RECORD_KINDS, REQUIRED, kind_of_header
 from vanpools.importing.result import RowError, fail, plural
 from vanpools.importing.rows import is_blank
@@ -168,9 +169,21 @@ def _check_header(source: Source, header: list[str]) -> None:
         source.error("line 1", "swiped_at", "give swiped_at, or date and time")
 
 
+# Columns that hold a list: a mapping's transforms (a format, say) apply to each item.
+LIST_COLUMNS = {"trips": ("passengers",)}
+
+
 def _mapped(source: Source, row: Mapping[str, object], where: str) -> Cells:
     if source.mapping is None:
         return row if isinstance(row, dict) else dict(row)
+    row = dict(row)
+    for column in LIST_COLUMNS.get(source.kind, ()):
+        recipe = source.spec.columns.get(column)
+        if recipe is not None and isinstance(recipe.source, str):
+            wanted = recipe.source.strip().lower()
+            for key, given in row.items():
+                if key.strip().lower() == wanted and isinstance(given, str):
+                    row[key] = id_list(given)
     mapped = map_row(source.spec, source.kind, row, list(COLUMNS[source.kind]))
     for column, message in mapped.problems:
         source.error(where, column, message)

@@ -270,10 +270,21 @@ class Trips(Scoped):
                 self.update.append(key)
                 self.counts.change(f"trip {key[1]}: {_describe(stored[1])} → {_describe(fields)}")
         self.remove = [pk for key, (pk, _) in self.stored.items() if key not in self.trips]
-        self.counts.created, self.counts.updated = len(self.create), len(self.update)
-        self.counts.unchanged = len(self.trips) - len(self.create) - len(self.update)
-        self.counts.removed = len(self.remove)
         self.plan_days()
+        # A trip whose riders changed is an updated trip, though its own row is not.
+        touched = {self.aboard[key] for key in self.new_days} | {
+            self.existing_refs.get(key) for key in self.gone_days
+        }
+        riders_changed = [
+            key for key in self.trips
+            if key[1] in touched and key not in self.create and key not in self.update
+        ]  # fmt: skip
+        for key in riders_changed[:20]:
+            self.counts.change(f"trip {key[1]}: who was aboard changed")
+        self.counts.created = len(self.create)
+        self.counts.updated = len(self.update) + len(riders_changed)
+        self.counts.unchanged = len(self.trips) - self.counts.created - self.counts.updated
+        self.counts.removed = len(self.remove)
 
     def write(self) -> None:
         for pks in batches(self.remove):
