@@ -7,24 +7,9 @@ value, or raises ``CellError`` with the reason (``vanpools.importing.cells``).
 import datetime as dt
 import re
 
-from vanpools.importing.cells import CellError, shown, text
+from vanpools.importing.cells import CellError, number, shown, text
 
 SEPARATORS = re.compile(r"[;,|\s]+")
-
-
-def number(raw: object) -> float:
-    """A count of miles: ``12``, ``12.5``, ``1,234.5``; never below 0."""
-    if isinstance(raw, int | float) and not isinstance(raw, bool):
-        value = float(raw)
-    else:
-        cleaned = text(raw).replace(",", "")
-        try:
-            value = float(cleaned)
-        except ValueError:
-            raise CellError(f"{shown(raw)} is not a number") from None
-    if value < 0 or value != value:  # NaN compares unequal to itself
-        raise CellError(f"{shown(raw)} is not a number of 0 or more")
-    return value
 
 
 def share(raw: object) -> float:
