@@ -7,8 +7,8 @@ column is one entry here; ``build`` turns a row's cells into a record.
 from collections.abc import Callable
 from typing import Any
 
-from vanpools.importing.cells import CellError, iso_date, shown, text, whole_number
-from vanpools.importing.records.cells import clock, id_list, month, number, share, timestamp
+from vanpools.importing.cells import CellError, iso_date, number, shown, text, whole_number
+from vanpools.importing.records.cells import clock, id_list, month, share, timestamp
 
 RECORD_KINDS: tuple[str, ...] = (
     "trips", "ride_days", "badge_swipes", "permits", "vanpool_months", "holidays",
