@@ -266,6 +266,7 @@ SOCIALACCOUNT_EMAIL_AUTHENTICATION = False
 # allauth's OpenID Connect provider with a nonce and strict issuer and signature checks.
 SOCIALACCOUNT_PROVIDERS = social_providers(OIDC)
 MFA_SUPPORTED_TYPES = ["totp", "recovery_codes"]
+MFA_FORMS = {"activate_totp": "poolpatrol.signin.second_factor.ActivateTOTPForm"}
 MFA_TOTP_ISSUER = "Pool Patrol"
 
 # --- Content Security Policy (django-csp): no inline script, no third-party

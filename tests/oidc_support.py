@@ -112,16 +112,21 @@ class OidcProvider:
         self.manage("oidc_client", CLIENT_ID, CLIENT_SECRET, app_url.rstrip("/") + CALLBACK)
 
     def app_settings(self, issuer: str | None = None, **changes: Any) -> OidcSettings:
-        fields: dict[str, Any] = {
-            "issuer": issuer or self.issuer,
-            "client_id": CLIENT_ID,
-            "client_secret": CLIENT_SECRET,
-            "name": "Example Corp",
-            "scopes": ("openid", "profile", "email", "groups"),
-            "groups_claim": "groups",
-            "role_map": parse_role_map(json.dumps(ROLE_MAP)),
-        }
-        return OidcSettings(**(fields | changes))
+        return app_settings(issuer or self.issuer, **changes)
+
+
+def app_settings(issuer: str, **changes: Any) -> OidcSettings:
+    """What OIDC_* would give the app for a provider at ``issuer`` (this client, ROLE_MAP)."""
+    fields: dict[str, Any] = {
+        "issuer": issuer,
+        "client_id": CLIENT_ID,
+        "client_secret": CLIENT_SECRET,
+        "name": "Example Corp",
+        "scopes": ("openid", "profile", "email", "groups"),
+        "groups_claim": "groups",
+        "role_map": parse_role_map(json.dumps(ROLE_MAP)),
+    }
+    return OidcSettings(**(fields | changes))
 
 
 class DirectoryBrowser:

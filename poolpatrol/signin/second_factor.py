@@ -16,11 +16,11 @@ from typing import Any
 
 from allauth.account.authentication import get_authentication_records
 from allauth.account.internal.flows.login import record_authentication
+from allauth.core import context
 from allauth.mfa.adapter import DefaultMFAAdapter
 from allauth.mfa.models import Authenticator
-from allauth.mfa.signals import authenticator_added
+from allauth.mfa.totp import forms as allauth_totp_forms
 from django.conf import settings
-from django.dispatch import receiver
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import Resolver404, resolve, reverse
 from django.utils.http import urlencode
@@ -104,13 +104,17 @@ class RequireSecondFactor:
         return self.get_response(request)
 
 
-@receiver(authenticator_added)
-def _enrolling_passes_the_second_factor(
-    sender: Any, request: HttpRequest, user: Any, authenticator: Authenticator, **kwargs: Any
-) -> None:
-    # Activating an app takes a valid code from it: this session has shown the factor.
-    if authenticator.type == Authenticator.Type.TOTP:
-        record_authentication(request, user, "mfa", id=authenticator.pk, type=authenticator.type)
+class ActivateTOTPForm(allauth_totp_forms.ActivateTOTPForm):
+    """allauth's enrolment form (MFA_FORMS); a valid code from the new app passes the factor.
+
+    Recorded here, in the request, rather than on allauth's `authenticator_added`
+    signal, which is sent once the transaction commits.
+    """
+
+    def clean_code(self) -> str:
+        code: str = super().clean_code()
+        record_authentication(context.request, self.user, "mfa", type=Authenticator.Type.TOTP)
+        return code
 
 
 class MFAAdapter(DefaultMFAAdapter):

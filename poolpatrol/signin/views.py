@@ -9,7 +9,7 @@ factor when the user has one before the session is made.
 
 from typing import Any
 
-from allauth.account.internal.flows.login import perform_password_login
+from allauth.account.internal.flows.login import perform_login, record_authentication
 from allauth.account.models import Login
 from django.conf import settings
 from django.contrib.auth import views as auth_views
@@ -42,8 +42,13 @@ class StaffLoginView(auth_views.LoginView):
 
     def form_valid(self, form: AuthenticationForm) -> HttpResponse:
         user = form.get_user()
-        login = Login(user=user, redirect_url=self.get_success_url())
-        return perform_password_login(self.request, {"username": user.get_username()}, login)
+        # The password just given also counts as allauth's re-authentication for
+        # its next few minutes (ACCOUNT_REAUTHENTICATION_TIMEOUT): someone sent to
+        # enrol an authenticator right after signing in is not asked for it twice.
+        record_authentication(
+            self.request, user, "password", username=user.get_username(), reauthenticated=True
+        )
+        return perform_login(self.request, Login(user=user, redirect_url=self.get_success_url()))
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
