@@ -109,8 +109,8 @@ MIDDLEWARE = [
     "csp.middleware.CSPMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "allauth.account.middleware.AccountMiddleware",
-    # Holds users that MFA_REQUIRED_FOR names at enrolment until they pass a second factor.
-    "poolpatrol.signin.second_factor.RequireSecondFactor",
+    # LOCAL_LOGIN and MFA_REQUIRED_FOR for sessions already signed in.
+    "poolpatrol.signin.policy.SignInPolicy",
     # Last, as django-axes asks: it turns a locked-out login into its response.
     "axes.middleware.AxesMiddleware",
 ]

@@ -34,21 +34,23 @@ PASSWORD = "directory-password"
 CALLBACK = "/accounts/oidc/sso/login/callback/"
 # The company's groups and the roles they grant (OIDC_ROLE_MAP).
 ROLE_MAP = {"pool-auditors": "Auditors", "pool-coordinators": "Coordinators"}
-# The company's directory when the provider starts: username, groups, name, email.
+# The company's directory when the provider starts: username → groups and name.
 DIRECTORY = {
-    "dana": {"groups": ["pool-auditors", "staff"], "first": "Dana", "last": "Reyes"},
-    "luis": {"groups": ["pool-coordinators"], "first": "Luis", "last": "Ortega"},
-    "erin": {"groups": ["sales", "staff"], "first": "Erin", "last": "Walsh"},
+    "dana": {"groups": ["pool-auditors", "staff"], "first_name": "Dana", "last_name": "Reyes"},
+    "luis": {"groups": ["pool-coordinators"], "first_name": "Luis", "last_name": "Ortega"},
+    "erin": {"groups": ["sales", "staff"], "first_name": "Erin", "last_name": "Walsh"},
 }
+ADMIN_TOKEN = "provider-admin-token"
 
 
-def user_arguments(username: str, groups: list[str], first: str = "", last: str = "") -> list[str]:
-    """The `oidc_user` command's arguments for one directory user."""
-    return [
-        username,
-        *("--password", PASSWORD, "--email", f"{username}@example-corp.test"),
-        *("--first-name", first, "--last-name", last, "--groups", *groups),
-    ]
+def person(username: str, groups: list[str], **names: str) -> dict[str, Any]:
+    """A directory user as the provider's admin API takes it."""
+    return {
+        "groups": groups,
+        "password": PASSWORD,
+        "email": f"{username}@example-corp.test",
+        **names,
+    }
 
 
 def free_port() -> int:
@@ -85,31 +87,28 @@ class OidcProvider:
             "DJANGO_SETTINGS_MODULE": "tests.oidc_provider.settings",
             "OIDC_PROVIDER_DIR": str(self.folder),
             "OIDC_PROVIDER_ISSUER": self.issuer,
+            "OIDC_PROVIDER_ADMIN_TOKEN": ADMIN_TOKEN,
         }
 
-    def manage(self, *args: str) -> None:
-        result = subprocess.run(
-            [sys.executable, "-m", "django", *args],
-            cwd=ROOT,
-            env=self.env(),
-            capture_output=True,
-            text=True,
-            timeout=120,
+    def _admin(self, method: str, path: str, **kwargs: Any) -> None:
+        response = requests.request(
+            method,
+            f"{self.url}/directory/{path}",
+            headers={"Authorization": f"Bearer {ADMIN_TOKEN}"},
+            timeout=30,
+            **kwargs,
         )
-        assert result.returncode == 0, result.stderr
+        assert response.status_code == 200, response.text
 
-    def user(
-        self, username: str, *groups: str, email: str = "", first: str = "", last: str = ""
-    ) -> None:
-        """Create or update a directory user with exactly these groups."""
-        self.manage(
-            "oidc_user", username, "--password", PASSWORD, "--email", email,
-            "--first-name", first, "--last-name", last, "--groups", *groups,
-        )  # fmt: skip
+    def user(self, username: str, *groups: str) -> None:
+        """Create or update a directory user with exactly these groups (the admin API)."""
+        self._admin("PUT", f"users/{username}", json=person(username, list(groups)))
 
     def allow_redirect(self, app_url: str) -> None:
         """Register ``app_url``'s callback with the client (a live server's port)."""
-        self.manage("oidc_client", CLIENT_ID, CLIENT_SECRET, app_url.rstrip("/") + CALLBACK)
+        self._admin(
+            "POST", f"clients/{CLIENT_ID}/redirect-uris", data=app_url.rstrip("/") + CALLBACK
+        )
 
     def app_settings(self, issuer: str | None = None, **changes: Any) -> OidcSettings:
         return app_settings(issuer or self.issuer, **changes)
@@ -222,7 +221,7 @@ def running_provider(folder: Path, *redirect_uris: str) -> Iterator[OidcProvider
     uris = redirect_uris or (f"http://testserver{CALLBACK}",)
     directory = folder / "directory.json"
     directory.write_text(
-        json.dumps([user_arguments(name, **person) for name, person in DIRECTORY.items()])
+        json.dumps({name: person(name, **entry) for name, entry in DIRECTORY.items()})
     )
     process = subprocess.Popen(
         [

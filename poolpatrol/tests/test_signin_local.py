@@ -52,6 +52,21 @@ def test_the_login_page_offers_only_the_provider_when_local_login_is_off(client,
     assert 'name="password"' not in page
 
 
+def test_a_session_made_with_a_password_ends_when_local_login_is_switched_off(
+    client, settings, coordinator_with_password
+):
+    client.post("/login/", {"username": "coordinator", "password": PASSWORD})
+    assert client.get("/").status_code == 200
+
+    signin_settings(settings, app_settings("https://login.example-corp.test"), LOCAL_LOGIN=False)
+    response = client.get("/cases/")
+
+    assert response.status_code == 302
+    assert response["Location"] == "/login/?next=%2Fcases%2F"
+    assert "_auth_user_id" not in client.session
+    assert b"Passwords are switched off here" in client.get(response["Location"]).content
+
+
 def test_no_path_signs_anyone_in_with_a_password_when_local_login_is_off(
     passwords_off, coordinator_with_password
 ):

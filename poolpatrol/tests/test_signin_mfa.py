@@ -61,7 +61,9 @@ def test_an_auditor_without_a_second_factor_is_held_at_enrolment(client, auditor
         assert held_at(client.get(page), f"{ENROL}?next="), page
     htmx = client.get("/", **HTMX)
     assert htmx["HX-Redirect"] == f"{ENROL}?next=%2F"
-    assert client.get(ENROL).status_code == 200
+    enrolment = client.get(ENROL)
+    assert enrolment.status_code == 200
+    assert b"Your role needs a second factor: set up an authenticator app" in enrolment.content
 
 
 def test_enrolling_opens_the_dashboard_and_the_admin_and_gives_recovery_codes(

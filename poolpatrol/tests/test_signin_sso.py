@@ -84,6 +84,7 @@ def test_signing_in_creates_the_user_with_the_role_their_groups_grant(client, ss
         "Reyes",
         "dana@example-corp.test",
     )
+    assert user.username == "dana"  # preferred_username, when no one has it yet
     assert user.is_staff and not user.is_superuser
     assert roles(user) == {"Auditors"}  # "staff" maps to no role
     assert not user.has_usable_password()
@@ -233,3 +234,11 @@ def test_the_sign_in_form_may_post_to_the_provider(client, sso):
     csp = client.get("/login/")["Content-Security-Policy"]
 
     assert f"form-action 'self' {sso.url}" in csp
+
+
+def test_a_provider_sign_in_is_left_to_the_providers_own_second_factor(client, settings, sso):
+    settings.MFA_REQUIRED_FOR = frozenset({"Auditors"})
+
+    sign_in(client, sso, "dana")
+
+    assert client.get("/").status_code == 200

@@ -34,6 +34,9 @@ TEMPLATES = [
 ]
 DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": DATA / "provider.sqlite3"}}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+# A fresh database per run: its tables are made straight from the models
+# (migrate --run-syncdb), seconds faster than replaying every migration.
+MIGRATION_MODULES = {app.rsplit(".", 1)[-1]: None for app in INSTALLED_APPS}
 USE_TZ = True
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 LOGIN_URL = "/login/"
