@@ -7,7 +7,7 @@ returns is handed to django-allauth's login flow, which asks for the second
 factor when the user has one before the session is made.
 """
 
-from typing import Any
+from typing import Any, cast
 
 from allauth.account.internal.flows.login import perform_login, record_authentication
 from allauth.account.models import Login
@@ -62,7 +62,7 @@ class AdminLoginView(StaffLoginView):
     """The admin's login: the same page, landing on the admin's index."""
 
     redirect_authenticated_user = False
-    next_page = reverse_lazy("admin:index")
+    next_page = reverse_lazy("admin:index")  # type: ignore[assignment]
 
     def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         user = request.user
@@ -74,4 +74,5 @@ class AdminLoginView(StaffLoginView):
 
 def admin_login(request: HttpRequest, extra_context: Any = None) -> HttpResponse:
     """Stands in for ``AdminSite.login`` (poolpatrol/urls.py)."""
-    return AdminLoginView.as_view()(request)
+    # A page or a redirect: an HttpResponse, as AdminSite.login's callers expect.
+    return cast(HttpResponse, AdminLoginView.as_view()(request))
