@@ -8,6 +8,7 @@ the tokens and the user's claims from the provider over HTTP.
 """
 
 from collections.abc import Callable
+from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 import time_machine
@@ -19,6 +20,7 @@ from django.urls import reverse
 from time_machine import escape_hatch
 
 from tests.oidc_support import (
+    CALLBACK,
     DirectoryBrowser,
     free_port,
     local_path,
@@ -242,3 +244,35 @@ def test_a_provider_sign_in_is_left_to_the_providers_own_second_factor(client, s
     sign_in(client, sso, "dana")
 
     assert client.get("/").status_code == 200
+
+
+def test_a_deactivated_account_is_not_signed_in_by_the_provider(client, sso):
+    sign_in(Client(), sso, "luis")
+    user = account_of("luis")
+    user.is_active = False
+    user.save()
+
+    response = sign_in(client, sso, "luis")
+
+    assert response.status_code == 302 and response["Location"] == "/accounts/inactive/"
+    assert client.get(response["Location"]).status_code == 200
+    assert "_auth_user_id" not in client.session
+
+
+def test_following_a_link_to_the_provider_asks_before_leaving(client, sso):
+    # A GET never starts a sign-in (a link on another site could): a button posts.
+    page = client.get(START)
+
+    assert page.status_code == 200
+    assert b'<form method="post"' in page.content
+
+
+def test_a_sign_in_cancelled_at_the_provider_says_so(client, sso):
+    start = client.post(START, {"next": "/"})
+    state = dict(parse_qsl(urlsplit(start["Location"]).query))["state"]
+
+    response = client.get(f"{CALLBACK}?error=access_denied&state={state}")
+
+    assert response.status_code == 302
+    assert client.get(response["Location"]).status_code == 200
+    assert "_auth_user_id" not in client.session
