@@ -12,6 +12,7 @@ from typing import Any, cast
 from allauth.account.internal.flows.login import perform_login, record_authentication
 from allauth.account.models import Login
 from django.conf import settings
+from django.contrib.auth import logout as auth_logout
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.forms import AuthenticationForm
 from django.http import HttpRequest, HttpResponse
@@ -42,6 +43,10 @@ class StaffLoginView(auth_views.LoginView):
 
     def form_valid(self, form: AuthenticationForm) -> HttpResponse:
         user = form.get_user()
+        if self.request.user.is_authenticated:
+            # Signing in over someone else (the admin's page allows it): end their
+            # session first, or logging in would empty the record made below.
+            auth_logout(self.request)
         # The password just given also counts as allauth's re-authentication for
         # its next few minutes (ACCOUNT_REAUTHENTICATION_TIMEOUT): someone sent to
         # enrol an authenticator right after signing in is not asked for it twice.

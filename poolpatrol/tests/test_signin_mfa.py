@@ -223,3 +223,19 @@ def test_a_coordinator_who_chose_a_second_factor_is_asked_for_it(client, coordin
     enrol(client, _frozen_time)
 
     assert held_at(log_in(Client(), "coordinator"), CODE_PAGE)
+
+
+def test_signing_in_over_another_account_keeps_the_code_just_given(
+    outsider, auditor, auditors_need_it, _frozen_time
+):
+    enrolling = Client()
+    log_in(enrolling, "auditor")
+    app = enrol(enrolling, _frozen_time)
+    browser = Client()
+    browser.force_login(outsider)
+
+    response = log_in(browser, "auditor", url="/admin/login/?next=/admin/")
+    assert held_at(response, CODE_PAGE)
+    browser.post(CODE_PAGE, {"code": app.now()})
+
+    assert browser.get("/admin/").status_code == 200
