@@ -255,7 +255,6 @@ LOCAL_LOGIN = local_login_from_env(OIDC)
 MFA_REQUIRED_FOR = mfa_required_for_from_env()
 ACCOUNT_ADAPTER = "poolpatrol.signin.adapters.AccountAdapter"
 SOCIALACCOUNT_ADAPTER = "poolpatrol.signin.adapters.SocialAccountAdapter"
-MFA_ADAPTER = "poolpatrol.signin.second_factor.MFAAdapter"
 ACCOUNT_LOGIN_METHODS = {"username"}
 ACCOUNT_SIGNUP_FIELDS = ["username*", "email"]
 ACCOUNT_EMAIL_VERIFICATION = "none"

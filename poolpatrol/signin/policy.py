@@ -4,10 +4,11 @@
   signed out; only sessions made through the identity provider go on.
 - MFA_REQUIRED_FOR: a user it names who signed in with a password is held at
   enrolment (no authenticator yet) or asked for a code (this session never gave
-  one) on every page but the few that do that, until this session has passed a
-  second factor: a code at sign-in, a code when asked again, or enrolling
-  (which takes a code from the new app). Sign-ins through the identity
-  provider are left to the provider's own policy.
+  one) on every page but the few that do that, until they have an
+  authenticator and this session has passed a second factor: a code at
+  sign-in, a code when asked again, or enrolling (which takes a code from the
+  new app). Sign-ins through the identity provider are left to the provider's
+  own policy.
 
 How a session signed in is read from allauth's record of it (the methods used:
 "password", "socialaccount", "mfa"). API calls with a token are not sessions:
@@ -67,13 +68,17 @@ def _send_to(request: HttpRequest, url_name: str, why: str) -> HttpResponse:
 
 
 def _held_for_a_second_factor(request: HttpRequest, methods: set[str]) -> HttpResponse | None:
-    if "socialaccount" in methods or "mfa" in methods:
+    if "socialaccount" in methods:
         return None
     if not second_factor_required(request.user) or _is_open(request):
         return None
-    if has_authenticator(request.user):
+    # The authenticator first: one switched off (a lost phone) means enrolling again,
+    # whatever this session passed before.
+    if not has_authenticator(request.user):
+        return _send_to(request, "mfa_activate_totp", ENROL_FIRST)
+    if "mfa" not in methods:
         return _send_to(request, "mfa_reauthenticate", ASK_AGAIN)
-    return _send_to(request, "mfa_activate_totp", ENROL_FIRST)
+    return None
 
 
 class SignInPolicy:

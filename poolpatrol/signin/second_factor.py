@@ -10,7 +10,6 @@ from typing import Any
 
 from allauth.account.internal.flows.login import record_authentication
 from allauth.core import context
-from allauth.mfa.adapter import DefaultMFAAdapter
 from allauth.mfa.models import Authenticator
 from allauth.mfa.totp import forms as allauth_totp_forms
 from django.conf import settings
@@ -43,9 +42,3 @@ class ActivateTOTPForm(allauth_totp_forms.ActivateTOTPForm):
         code: str = super().clean_code()
         record_authentication(context.request, self.user, "mfa", type=Authenticator.Type.TOTP)
         return code
-
-
-class MFAAdapter(DefaultMFAAdapter):
-    def can_delete_authenticator(self, authenticator: Authenticator) -> bool:
-        # Someone whose role requires a second factor cannot switch theirs off.
-        return not second_factor_required(authenticator.user)

@@ -208,14 +208,20 @@ def test_a_session_that_never_passed_the_factor_is_asked_for_a_code(
     assert old.get("/cases/").status_code == 200
 
 
-def test_someone_who_needs_it_cannot_switch_it_off(client, auditor, auditors_need_it, _frozen_time):
+def test_switching_the_app_off_holds_them_at_enrolment_again(
+    client, auditor, auditors_need_it, _frozen_time
+):
+    # A lost phone: signed in with a recovery code, the old app off, a new one on.
     log_in(client, "auditor")
     enrol(client, _frozen_time)
 
     response = client.post("/accounts/2fa/totp/deactivate/")
 
-    assert response.status_code == 200
-    assert Authenticator.objects.filter(user=auditor, type=Authenticator.Type.TOTP).exists()
+    assert response.status_code == 302
+    assert not Authenticator.objects.filter(user=auditor, type=Authenticator.Type.TOTP).exists()
+    assert held_at(client.get("/"), ENROL)
+    enrol(client, _frozen_time)
+    assert client.get("/").status_code == 200
 
 
 def test_a_coordinator_who_chose_a_second_factor_is_asked_for_it(client, coordinator, _frozen_time):
