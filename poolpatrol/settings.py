@@ -27,12 +27,7 @@ from poolpatrol.env import (
     env_rate,
     env_str,
 )
-from poolpatrol.signin.config import (
-    local_login_from_env,
-    mfa_required_for_from_env,
-    oidc_from_env,
-    social_providers,
-)
+from poolpatrol.signin import config as signin
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("VAR_DIR", str(BASE_DIR / "var")))
@@ -250,20 +245,18 @@ if TRUSTED_PROXIES and TRUSTED_PROXY_COUNT:
 # Local passwords unless LOCAL_LOGIN=false; OIDC_ISSUER adds single sign-on with
 # roles from the provider's groups; MFA_REQUIRED_FOR names the roles whose
 # password sign-ins need a second factor (an authenticator app, recovery codes).
-OIDC = oidc_from_env(PRODUCTION)
-LOCAL_LOGIN = local_login_from_env(OIDC)
-MFA_REQUIRED_FOR = mfa_required_for_from_env()
+OIDC = signin.oidc_from_env(PRODUCTION)
+LOCAL_LOGIN = signin.local_login_from_env(OIDC)
+MFA_REQUIRED_FOR = signin.mfa_required_for_from_env()
 ACCOUNT_ADAPTER = "poolpatrol.signin.adapters.AccountAdapter"
 SOCIALACCOUNT_ADAPTER = "poolpatrol.signin.adapters.SocialAccountAdapter"
 ACCOUNT_LOGIN_METHODS = {"username"}
 ACCOUNT_SIGNUP_FIELDS = ["username*", "email"]
 ACCOUNT_EMAIL_VERIFICATION = "none"
-# A provider's user is an account of its own (provider + subject), never joined to
-# a local account by email, so two accounts may share an address.
+# A provider's user is its own account (provider + subject), never joined by email.
 ACCOUNT_UNIQUE_EMAIL = False
 SOCIALACCOUNT_EMAIL_AUTHENTICATION = False
-# allauth's OpenID Connect provider with a nonce and strict issuer and signature checks.
-SOCIALACCOUNT_PROVIDERS = social_providers(OIDC)
+SOCIALACCOUNT_PROVIDERS = signin.social_providers(OIDC)  # with poolpatrol/signin/oidc.py
 MFA_SUPPORTED_TYPES = ["totp", "recovery_codes"]
 MFA_FORMS = {"activate_totp": "poolpatrol.signin.second_factor.ActivateTOTPForm"}
 MFA_TOTP_ISSUER = "Pool Patrol"
