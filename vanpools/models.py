@@ -359,7 +359,7 @@ class RosterUpload(models.Model):
     roster = models.BinaryField()
     mapping_name = models.CharField(max_length=200, blank=True)
     mapping = models.BinaryField(null=True, blank=True)
-    kind = models.CharField(max_length=12, blank=True)
+    kind = models.CharField(max_length=20, blank=True)
     uploaded_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.CASCADE, related_name="+"
     )

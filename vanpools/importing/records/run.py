@@ -9,8 +9,10 @@ stored writes nothing at all, not even a transaction.
 import csv
 import datetime as dt
 import json
+import tomllib
 from pathlib import Path
 
+import yaml
 from django.db import transaction
 
 from vanpools.importing.mapping.load import load_mapping
@@ -60,8 +62,16 @@ def import_records(
     return result
 
 
-def record_kind_of(path: Path) -> str | None:
-    """The record kind a file's header (or JSON keys) names; None for a roster file."""
+def record_kind_of(path: Path, mapping: Path | None = None) -> str | None:
+    """The record kind a mapping's section, or a file's header (or JSON keys), names.
+
+    None for a roster file, or one this cannot read (the roster importer then
+    says what is wrong with it).
+    """
+    if mapping is not None:
+        named = [kind for kind in _mapping_sections(mapping) if kind in RECORD_KINDS]
+        if named:
+            return named[0]
     try:
         if path.suffix.lower() == ".csv":
             with path.open(encoding="utf-8-sig", newline="") as handle:
@@ -80,6 +90,15 @@ def record_kind_of(path: Path) -> str | None:
     except (OSError, UnicodeDecodeError, csv.Error, json.JSONDecodeError):
         return None  # the roster importer says what is wrong with the file
     return None
+
+
+def _mapping_sections(path: Path) -> list[str]:
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+        data = tomllib.loads(text) if path.suffix.lower() == ".toml" else yaml.safe_load(text)
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, yaml.YAMLError):
+        return []
+    return list(data) if isinstance(data, dict) else []
 
 
 def _mapping(mapping: RosterMapping | Path | str | None) -> RosterMapping | None:

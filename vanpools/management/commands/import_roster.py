@@ -61,7 +61,7 @@ class Command(BaseCommand):
             raise CommandError(f"{file}: no such file")
         if mapping is not None and not mapping.is_file():
             raise CommandError(f"{mapping}: no such mapping file")
-        records = kind in RECORD_KINDS if kind else record_kind_of(file) is not None
+        records = kind in RECORD_KINDS if kind else record_kind_of(file, mapping) is not None
         if (period or site) and not records:
             raise CommandError("--period and --site are for trips, ride days, swipes and permits")
         try:
