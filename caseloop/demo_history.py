@@ -6,7 +6,9 @@ weekly trend mean something on a first run. fixtures/demo/history.json says
 who the quarter's riders are, what goes wrong for each, what they reply and
 when, and what the coordinator decides. This module plays it:
 
-- HR's roster files, through the importer (``vanpools.importing.import_data``);
+- HR's roster files, through the importer (``vanpools.importing.import_data``),
+  and the quarter's trip logs, gate swipes, permits and monthly reports
+  (``vanpools.demo_records``) once the roster lists the quarter's riders;
 - every Monday's audit of the quarter's vanpools (``caseloop.audits``), which
   writes to flagged riders as it always does;
 - a daily deadline sweep (``caseloop.loop.deadlines.process_timeouts``): reminders,
@@ -46,6 +48,7 @@ from cases.models import Case, PendingAction
 from outreach.inbound import receive_raw
 from outreach.models import Message
 from poolpatrol.queue import run_inline
+from vanpools.demo_records import load_demo_records
 from vanpools.importing import import_data
 from vanpools.models import Employee
 
@@ -293,7 +296,15 @@ def timeline(scenario: Scenario, this_monday: dt.date) -> list[Step]:
             0,
             lambda: roster.import_rows(scenario.employee_ids, "HR roster: the quarter's riders"),
             "HR roster",
-        )
+        ),
+        # With the riders on the roster: the quarter's trip logs, gate swipes, permits
+        # and monthly reports, so every weekly audit reads the rides it would have.
+        Step(
+            scenario.roster_at.moment(this_monday),
+            0,
+            lambda: load_demo_records(this_monday),
+            "ride, permit and monthly records",
+        ),
     ]
     steps += weekly_audits(scenario, this_monday)
     steps += daily_sweeps(scenario, this_monday)
