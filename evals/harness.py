@@ -1140,8 +1140,7 @@ def _decide(scenario: Scenario, event: dict[str, Any]) -> None:
         pending = [
             a
             for a in queued.select_related("rider__employee")
-            if (a.rider and a.rider.employee.employee_id == employee)
-            or a.payload.get("employee_id") == employee
+            if (a.rider and a.rider.employee.employee_id == employee) or a.ask.about() == employee
         ]
     action = next(iter(pending), None)
     who = f" for {employee}" if employee else ""
@@ -1206,12 +1205,13 @@ def _recording_answers(scenario: Scenario) -> Iterator[None]:
 
 
 def _observe(scenario: Scenario) -> dict[str, Any]:
+    from cases.kinds import CancelMembership
     from cases.models import Case, PendingAction
     from outreach.models import Message
 
     case = Case.objects.filter(vanpool__vanpool_id=scenario.vanpool_id).order_by("-id").first()
     inbound = Message.objects.filter(direction=Message.Direction.INBOUND).order_by("id")
-    proposed = PendingAction.objects.filter(kind=PendingAction.Kind.CANCEL_MEMBERSHIP)
+    proposed = PendingAction.objects.of(CancelMembership)
     return {
         "status": case.status if case else "none",
         "outcome": case.outcome if case else "",
