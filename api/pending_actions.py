@@ -96,15 +96,34 @@ class PendingActionSerializer(serializers.ModelSerializer):
 
 
 class EditsSerializer(serializers.Serializer):
-    """What a reviewer may change or supply, by kind of action."""
+    """What a reviewer may change or supply; each field names the kind that reads it."""
 
     subject = serializers.CharField(
-        required=False, max_length=200, validators=[validate_subject], help_text="review_email"
+        required=False,
+        max_length=200,
+        validators=[validate_subject],
+        help_text="A drafted reply (review_email): the subject to send instead of the draft's.",
     )
-    text = serializers.CharField(required=False, max_length=20000, help_text="review_email")
-    bucket = serializers.ChoiceField(choices=BUCKETS, required=False, help_text="label_reply")
-    thread = serializers.CharField(required=False, max_length=20, help_text="match_inbound")
-    employee_id = serializers.CharField(required=False, max_length=20, help_text="match_inbound")
+    text = serializers.CharField(
+        required=False,
+        max_length=20000,
+        help_text="A drafted reply (review_email): the body to send instead of the draft's.",
+    )
+    bucket = serializers.ChoiceField(
+        choices=BUCKETS,
+        required=False,
+        help_text="A reply to label (label_reply): the bucket it belongs in.",
+    )
+    thread = serializers.CharField(
+        required=False,
+        max_length=20,
+        help_text="An unmatched email (match_inbound): the thread it belongs to.",
+    )
+    employee_id = serializers.CharField(
+        required=False,
+        max_length=20,
+        help_text="An unmatched email (match_inbound): the rider who wrote it.",
+    )
     override = serializers.BooleanField(
         required=False, help_text="cancel_membership: approve over a failed supervisor review"
     )

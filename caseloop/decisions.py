@@ -39,7 +39,7 @@ def approve(
     """Approve ``action`` (with a reviewer's edits where the kind takes them)."""
     require_decider(by)
     decision = decision_for(action)
-    ask = action.ask_as(decision.payload)
+    ask = action.ask_as(decision.payload_class)
     decision.before_deciding(action)
     with one_writer_at_a_time(), transaction.atomic():
         # The guards run here, after the lock the inbound store also takes

@@ -26,7 +26,7 @@ def site_choices(sites: list[str]) -> list[tuple[str, str]]:
 
 
 class QueueFilterForm(PageForm):
-    kind = forms.ChoiceField(choices=[("", "All kinds"), *kind_choices()], required=False)
+    kind = forms.ChoiceField(choices=lambda: [("", "All kinds"), *kind_choices()], required=False)
     site = forms.ChoiceField(choices=[], required=False)
 
     def __init__(self, *args: Any, sites: list[str], **kwargs: Any) -> None:

@@ -53,6 +53,7 @@ from agents.tracing import RunTrace
 from audit.facts import facts_json, preload_vanpools
 from audit.location import NEAR_LIMIT_MILES
 from audit.resolve import run_check
+from cases.kinds import PAYLOADS, CancelMembership
 from outreach.replies.classify import BUCKETS, classify_reply
 from vanpools.geo import clean_zip, parse_coordinate, zip_as_given
 from vanpools.models import Employee, Leave, Rider, Shift, Vanpool
@@ -676,13 +677,7 @@ def _leave_spans(entries: object) -> list[tuple[dt.date, dt.date]]:
 LIFECYCLE_START = "2026-11-23T09:00:00-08:00"  # a Monday morning, Pacific
 EVENT_KINDS = ("audit", "reply", "bounce", "sweep", "record_change", "decide")
 DECISIONS = ("approve", "reject")
-ACTION_KINDS = (
-    "cancel_membership",
-    "review_email",
-    "label_reply",
-    "match_inbound",
-    "decide_verification",
-)
+ACTION_KINDS = tuple(payload.kind for payload in PAYLOADS)
 FINAL_STATUSES = ("none", "open", "pending_reply", "hitl_review", "pre_cancel", "closed")
 OUTCOMES = ("", "resolved", "cancelled", "dismissed")
 _OFFSET = re.compile(r"^\+(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?$")
@@ -903,7 +898,7 @@ def _expected_lifecycle(case: dict[str, Any]) -> dict[str, Any]:
     decided = {
         e["employee"]
         for e in case["events"]
-        if e["do"] == "decide" and e["action"] == "cancel_membership" and e.get("employee")
+        if e["do"] == "decide" and e["action"] == CancelMembership.kind and e.get("employee")
     }
     result = {
         "status": expected["status"],
@@ -1205,7 +1200,6 @@ def _recording_answers(scenario: Scenario) -> Iterator[None]:
 
 
 def _observe(scenario: Scenario) -> dict[str, Any]:
-    from cases.kinds import CancelMembership
     from cases.models import Case, PendingAction
     from outreach.models import Message
 

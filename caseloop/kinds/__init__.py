@@ -19,7 +19,7 @@ from cases.models import PendingAction
 
 # The registry: a kind's payload class → how a decision on it is carried out.
 DECISIONS: dict[type[ReviewPayload], KindDecision[Any]] = {
-    decision.payload: decision
+    decision.payload_class: decision
     for decision in (
         CancelMembershipDecision(),
         ReviewEmailDecision(),

@@ -40,7 +40,7 @@ class KindDecision(Generic[P]):
     the frame has claimed the action.
     """
 
-    payload: type[P]
+    payload_class: type[P]
     # Where a rejection is refused outright (a ruling has no "reject").
     rejection_refused: ClassVar[str] = ""
     # The emails counted on the card go where the decision sends the first

@@ -40,7 +40,7 @@ class NewerReplyWaiting(AlreadyDecided):
 
 
 class CancelMembershipDecision(KindDecision[CancelMembership]):
-    payload = CancelMembership
+    payload_class = CancelMembership
 
     def before_deciding(self, action: PendingAction) -> None:
         """Make sure the supervisor has reviewed the case before anyone approves a cancellation.

@@ -16,7 +16,7 @@ from poolpatrol.queue import enqueue_outreach
 
 
 class DecideVerificationDecision(KindDecision[DecideVerification]):
-    payload = DecideVerification
+    payload_class = DecideVerification
     rejection_refused: ClassVar[str] = "rule pass or fail for each rider instead of rejecting"
 
     def approve(

@@ -14,7 +14,7 @@ BUCKETS = tuple(b for b in Message.Bucket.values if b)
 
 
 class LabelReplyDecision(KindDecision[LabelReply]):
-    payload = LabelReply
+    payload_class = LabelReply
 
     def approve(
         self, action: PendingAction, ask: LabelReply, *, by: User, note: str, edits: dict[str, Any]

@@ -29,7 +29,7 @@ Status = Case.Status
 
 
 class MatchInboundDecision(KindDecision[MatchInbound]):
-    payload = MatchInbound
+    payload_class = MatchInbound
     # The card's later emails are the same sender's: they go where the first one went.
     repeats_follow_the_decision: ClassVar[bool] = True
 

@@ -23,7 +23,7 @@ from vanpools.models import Employee
 
 
 class ReviewEmailDecision(KindDecision[ReviewEmail]):
-    payload = ReviewEmail
+    payload_class = ReviewEmail
 
     def approve(
         self, action: PendingAction, ask: ReviewEmail, *, by: User, note: str, edits: dict[str, Any]

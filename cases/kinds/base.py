@@ -91,8 +91,10 @@ class ReviewPayload(BaseModel):
         """``payload`` validated again as an ask (built with ``model_construct``, it never was)."""
         if type(payload) is not cls:
             raise InvalidPayload(f"a {type(payload).__name__} is not a {cls.__name__}")
+        # Python mode, no warnings: a value of the wrong type is the validator's to name.
+        given = payload.model_dump(by_alias=True, exclude_unset=True, warnings=False)
         try:
-            return cls.model_validate(payload.stored(), context=ASKING)
+            return cls.model_validate(given, context=ASKING)
         except ValueError as exc:
             raise InvalidPayload(f"{cls.kind}: {exc}") from exc
 

@@ -19,7 +19,7 @@ from dashboard.case_forms import DecisionForm
 
 # The registry: a kind's payload class → how its card is shown and decided.
 CARDS: dict[type[ReviewPayload], CardKind[Any]] = {
-    card.payload: card
+    card.payload_class: card
     for card in (
         CancelMembershipCard(),
         ReviewEmailCard(),

@@ -76,7 +76,7 @@ class Card:
 class CardKind(Generic[P]):
     """How one kind is shown on the queue. One subclass per kind."""
 
-    payload: type[P]
+    payload_class: type[P]
     template: ClassVar[str]
     form_class: ClassVar[type[DecisionForm]]
     # An approval goes through a confirmation step (?step=confirm) first.

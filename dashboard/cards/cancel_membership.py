@@ -51,7 +51,7 @@ class CancellationCard(Card):
 
 
 class CancelMembershipCard(CardKind[CancelMembership]):
-    payload = CancelMembership
+    payload_class = CancelMembership
     template: ClassVar[str] = "cases/cards/cancel_membership.html"
     form_class: ClassVar[type[DecisionForm]] = CancelMembershipForm
     confirms: ClassVar[bool] = True  # ending a seat cannot be undone from here

@@ -41,7 +41,7 @@ class VerificationCard(Card):
 
 
 class DecideVerificationCard(CardKind[DecideVerification]):
-    payload = DecideVerification
+    payload_class = DecideVerification
     template: ClassVar[str] = "cases/cards/decide_verification.html"
     form_class: ClassVar[type[DecisionForm]] = VerificationRulingForm
 

@@ -27,6 +27,6 @@ class LabelReplyForm(DecisionForm):
 
 
 class LabelReplyCard(CardKind[LabelReply]):
-    payload = LabelReply
+    payload_class = LabelReply
     template: ClassVar[str] = "cases/cards/label_reply.html"
     form_class: ClassVar[type[DecisionForm]] = LabelReplyForm

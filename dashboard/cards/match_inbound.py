@@ -59,9 +59,17 @@ class MatchCard(Card):
             message.from_email if message is not None else ""
         )
 
+    @property
+    def subject(self) -> str:
+        """The email's Subject as the card was asked, else as the message has it."""
+        message = self.action.message
+        return self.action.ask_as(MatchInbound).subject or (
+            message.subject if message is not None else ""
+        )
+
 
 class MatchInboundCard(CardKind[MatchInbound]):
-    payload = MatchInbound
+    payload_class = MatchInbound
     template: ClassVar[str] = "cases/cards/match_inbound.html"
     form_class: ClassVar[type[DecisionForm]] = MatchInboundForm
 

@@ -31,6 +31,6 @@ class ReviewEmailForm(DecisionForm):
 
 
 class ReviewEmailCard(CardKind[ReviewEmail]):
-    payload = ReviewEmail
+    payload_class = ReviewEmail
     template: ClassVar[str] = "cases/cards/review_email.html"
     form_class: ClassVar[type[DecisionForm]] = ReviewEmailForm
