@@ -199,7 +199,7 @@ def build_records(records: CaseRecords) -> dict[str, Record]:
 
 
 def _pending_text(action: PendingAction) -> str:
-    who = action.payload.get("employee_id", "")
+    who = action.ask.about()
     return f"{action.get_kind_display()}{' for ' + who if who else ''}"
 
 

@@ -14,7 +14,7 @@ from django.db import models
 from django.utils import timezone
 
 from caseloop.audits import AlreadyDecided
-from caseloop.loop import has_pending_actions
+from caseloop.loop.reaudit import has_pending_actions
 from cases.kinds import ReviewPayload
 from cases.lifecycle import transition
 from cases.models import Case, PendingAction

@@ -1,7 +1,7 @@
 """Deciding cancel_membership: end the seat, tell the rider, close the case once all are decided.
 
 A cancellation is approved only after the supervisor has reviewed the case
-(``caseloop.supervisor``); when that review failed, approving needs
+(``caseloop.supervisor.review``); when that review failed, approving needs
 ``edits={"override": true, "override_reason": "…"}``, and the override is
 written to the case's trail and the action's result. Nothing is cancelled
 over a reply nobody has read yet (``guard``). Rejecting it closes the case
@@ -22,8 +22,8 @@ from caseloop.kinds.base import (
     record_result,
     row,
 )
-from caseloop.loop import thread_for
-from caseloop.supervisor import review_for_decision
+from caseloop.loop.writing import thread_for
+from caseloop.supervisor.review import review_for_decision
 from cases.kinds import CancelMembership
 from cases.lifecycle import record_event, transition
 from cases.models import Case, CaseReview, PendingAction
@@ -149,7 +149,7 @@ def refuse_over_an_unread_reply(action: PendingAction) -> None:
 
     A reply stored after the proposal but not yet processed by the worker may
     say "don't cancel": the approval waits until it is read (which withdraws
-    the proposal and asks a person, see ``caseloop.loop._withdraw_cancellations``).
+    the proposal and asks a person, see ``caseloop.loop.inbound``).
     So does any message quarantined on the case's thread (one we could not
     read, addressed to its reply address) until a person has decided its
     card. Runs after ``lock_case``, inside the approval's transaction.

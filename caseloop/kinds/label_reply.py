@@ -5,7 +5,8 @@ from typing import Any
 from django.contrib.auth.models import User
 
 from caseloop.kinds.base import InvalidDecision, KindDecision, claim, record_result, row
-from caseloop.loop import ReplyContext, act_on_bucket
+from caseloop.loop.buckets import act_on_bucket
+from caseloop.loop.reading import ReplyContext
 from cases.kinds import LabelReply
 from cases.models import Case, PendingAction
 from outreach.models import Message

@@ -13,7 +13,7 @@ from caseloop.kinds.base import (
     resume_waiting,
     row,
 )
-from caseloop.loop import thread_for
+from caseloop.loop.writing import thread_for
 from cases.kinds import ReviewEmail
 from cases.models import Case, PendingAction
 from outreach.compose import RenderedEmail

@@ -24,7 +24,7 @@ from cases.kinds import (
 )
 from cases.lifecycle import request_review
 from cases.models import Case, CaseEvent, PendingAction, WrongKind
-from cases.tests.test_admin import admin_url, auditor_client  # noqa: F401 (a fixture)
+from cases.tests.test_admin import admin_url
 from tests.factories import CaseFactory, PendingActionFactory
 
 pytestmark = pytest.mark.django_db
@@ -150,7 +150,7 @@ LEGACY = {
             "retired_key": 1,
         },
         {"audit_date": dt.date(2026, 11, 23), "inputs": {}},
-    ),  # fmt: skip
+    ),
     # A cancellation stored with nothing in it (actions added by hand, older fixtures).
     "cancel_membership": ({}, {"employee_id": "", "failed_checks": [], "why": ""}),
     "review_email": (
@@ -186,7 +186,7 @@ def test_an_unknown_kind_raises_as_soon_as_it_is_read():
 def test_the_kind_choices_and_the_kind_enum_come_from_the_registry():
     assert kind_choices() == [(p.kind, p.label) for p in PAYLOADS]
     assert PendingAction.Kind.choices == kind_choices()
-    assert PendingAction.Kind.CANCEL_MEMBERSHIP == CancelMembership.kind
+    assert CancelMembership.kind == PendingAction.Kind.CANCEL_MEMBERSHIP
     assert PendingAction(kind="match_inbound").get_kind_display() == "match inbound email"
 
 
@@ -214,7 +214,9 @@ def test_a_new_kind_in_the_registry_needs_no_migration(monkeypatch):
     call_command("makemigrations", "cases", "--check", "--dry-run", verbosity=0)
 
 
-def test_the_admin_refuses_a_hand_made_payload_that_does_not_fit_its_kind(auditor_client):
+def test_the_admin_refuses_a_hand_made_payload_that_does_not_fit_its_kind(client, auditor):
+    client.force_login(auditor)
+    auditor_client = client
     case = CaseFactory()
     bad = auditor_client.post(
         admin_url(PendingAction, "add"),

@@ -9,7 +9,7 @@ from django import forms
 from django.utils import timezone
 
 from caseloop.lessons import SimilarCases, similar_past_cases_for
-from caseloop.supervisor import latest_reviews_for
+from caseloop.supervisor.review import latest_reviews_for
 from cases.kinds import CancelMembership
 from cases.models import CaseEvent, CaseReview, PendingAction
 from dashboard.cards.base import Card, CardKind

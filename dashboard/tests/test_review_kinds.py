@@ -1,4 +1,4 @@
-"""Each review kind is one class per layer found through a registry, and nothing else branches on it.
+"""Each review kind is one class per layer, found through a registry; nothing else branches on it.
 
 The registries: ``cases.kinds.PAYLOADS`` (what is asked), ``caseloop.kinds.DECISIONS``
 (what deciding does), ``dashboard.cards.CARDS`` (how it is shown, with a template).
@@ -104,9 +104,9 @@ def _docstring_nodes(tree: ast.AST) -> set[int]:
     found = set()
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
-        if isinstance(body, list) and body and isinstance(body[0], ast.Expr):
-            if isinstance(body[0].value, ast.Constant):
-                found.add(id(body[0].value))
+        first = body[0] if isinstance(body, list) and body else None
+        if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+            found.add(id(first.value))
     return found
 
 
@@ -266,7 +266,8 @@ class RenewPermitCard(CardKind[RenewPermit]):
 
 
 RENEW_PERMIT_HTML = """{% load partials %}
-{% partialdef title %}Renew permit {{ card.ask.permit }} of {{ card.employee_id }}{% endpartialdef %}
+{% partialdef title %}Renew permit {{ card.ask.permit }} of {{ card.employee_id }}
+{% endpartialdef %}
 {% partialdef body %}<form method="post" action="{% url 'action-decide' action.pk %}">
 <button name="decision" value="approve">Renew</button></form>{% endpartialdef %}
 """
