@@ -446,7 +446,6 @@ def _collapse_into(kind: str, key: str, message: models.Model | None) -> Pending
         )
         waiting.payload = counted.stored()
         waiting.save(update_fields=["payload"])
-        del waiting.ask  # read again from the payload just saved
     logger.info("ask collapsed into action %s (%s): %s", waiting.pk, kind, key)
     return waiting
 

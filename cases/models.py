@@ -8,7 +8,6 @@ is the supervisor's check of a case before a cancellation; CaseLesson what a
 closed case taught.
 """
 
-from functools import cached_property
 from typing import Any, TypeVar
 
 from django.conf import settings
@@ -303,10 +302,19 @@ class PendingAction(models.Model):
     def __str__(self) -> str:
         return f"{self.get_kind_display()} ({self.status})"
 
-    @cached_property
+    @property
     def ask(self) -> ReviewPayload:
-        """The payload read by its kind's class; UnknownKind for a kind no class has."""
-        return payload_class(self.kind).read(self.payload)
+        """The payload read by its kind's class; UnknownKind for a kind no class has.
+
+        Read once per payload: a template reads it many times, and a new
+        payload (saved, or reloaded by ``refresh_from_db``) is read again.
+        """
+        read = self.__dict__.get("_ask")
+        if read is None or read[0] is not self.payload or read[1] != self.kind:
+            read = (self.payload, self.kind, payload_class(self.kind).read(self.payload))
+            self.__dict__["_ask"] = read
+        ask: ReviewPayload = read[2]
+        return ask
 
     def ask_as(self, kind: type[_P]) -> _P:
         """The payload as ``kind``; WrongKind when the action is of another kind."""

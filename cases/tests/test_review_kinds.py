@@ -169,6 +169,14 @@ def test_a_stored_legacy_payload_is_read_by_its_kinds_class(kind, stored, read):
     assert {field: getattr(fresh.ask, field) for field in read} == read
 
 
+def test_an_action_reads_its_payload_again_once_it_is_reloaded():
+    action = PendingActionFactory(kind="label_reply", payload={"why": "unsure"})
+    assert action.ask.why == "unsure"
+    PendingAction.objects.filter(pk=action.pk).update(payload={"why": "a possible escalation"})
+    action.refresh_from_db()
+    assert action.ask.why == "a possible escalation"
+
+
 def test_an_action_read_as_another_kind_says_so():
     action = PendingActionFactory(kind="label_reply", payload={})
     assert action.ask_as(LabelReply) == LabelReply()

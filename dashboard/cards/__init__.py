@@ -47,8 +47,8 @@ def build_cards(actions: list[PendingAction]) -> list[Card]:
     built: dict[int, Card] = {}
     for action_list in by_kind.values():
         for card in card_kind(action_list[0]).cards(action_list):
-            built[id(card.action)] = card
-    return [built[id(action)] for action in actions]
+            built[card.action.pk] = card
+    return [built[action.pk] for action in actions]
 
 
 def decision_form(action: PendingAction, data: Any = None) -> DecisionForm:
