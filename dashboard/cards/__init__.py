@@ -9,7 +9,7 @@ from typing import Any
 
 from cases.kinds import ReviewPayload, UnknownKind, payload_class
 from cases.models import PendingAction
-from dashboard.cards.base import Card, CardKind
+from dashboard.cards.base import Card, CardKind, PageReads
 from dashboard.cards.cancel_membership import CancelMembershipCard
 from dashboard.cards.decide_verification import DecideVerificationCard
 from dashboard.cards.label_reply import LabelReplyCard
@@ -44,9 +44,16 @@ def build_cards(actions: list[PendingAction]) -> list[Card]:
     by_kind: dict[type[ReviewPayload], list[PendingAction]] = {}
     for action in actions:
         by_kind.setdefault(payload_class(action.kind), []).append(action)
+    page = PageReads(
+        verified_cases={
+            action.case_id
+            for action in actions
+            if action.case_id is not None and card_kind(action).reads_verifications
+        }
+    )
     built: dict[int, Card] = {}
     for action_list in by_kind.values():
-        for card in card_kind(action_list[0]).cards(action_list):
+        for card in card_kind(action_list[0]).cards(action_list, page):
             built[card.action.pk] = card
     return [built[action.pk] for action in actions]
 
@@ -55,4 +62,4 @@ def decision_form(action: PendingAction, data: Any = None) -> DecisionForm:
     return card_kind(action).form(action, data)
 
 
-__all__ = ["CARDS", "Card", "CardKind", "build_cards", "card_kind", "decision_form"]
+__all__ = ["CARDS", "Card", "CardKind", "PageReads", "build_cards", "card_kind", "decision_form"]

@@ -6,16 +6,32 @@ and a ``body`` partial), its decision form, and gathers what its cards show
 for a page of actions in a fixed number of queries.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, TypeVar
 
 from caseloop.kinds import decision_for
 from cases.kinds import ReviewPayload
-from cases.models import PendingAction
+from cases.models import PendingAction, Verification
 from dashboard.case_forms import DecisionForm
-from dashboard.queries import message_text
+from dashboard.queries import message_text, newest_verifications
 
 P = TypeVar("P", bound=ReviewPayload)
+
+
+@dataclass
+class PageReads:
+    """What cards of several kinds on one page read, fetched once for the whole page."""
+
+    # The cases whose cards show their evidence (their kind ``reads_verifications``).
+    verified_cases: set[int]
+    _verifications: dict[int, dict[str, Verification]] | None = field(default=None, repr=False)
+
+    def newest_verifications(self) -> dict[int, dict[str, Verification]]:
+        """{case pk: {check: its newest Verification}} for those cases: one query a page."""
+        if self._verifications is None:
+            cases = self.verified_cases
+            self._verifications = newest_verifications(cases) if cases else {}
+        return self._verifications
 
 
 @dataclass
@@ -81,9 +97,14 @@ class CardKind(Generic[P]):
     form_class: ClassVar[type[DecisionForm]]
     # An approval goes through a confirmation step (?step=confirm) first.
     confirms: ClassVar[bool] = False
+    # Its cards show their case's evidence (``PageReads.newest_verifications``).
+    reads_verifications: ClassVar[bool] = False
 
-    def cards(self, actions: list[PendingAction]) -> list[Card]:
-        """Cards for this kind's actions on a page: a fixed number of queries, however many."""
+    def cards(self, actions: list[PendingAction], page: PageReads) -> list[Card]:
+        """Cards for this kind's actions on a page: a fixed number of queries, however many.
+
+        ``page`` holds what cards of several kinds read (fetched once for the page).
+        """
         return [Card(action, self) for action in actions]
 
     def form(self, action: PendingAction, data: Any = None) -> DecisionForm:

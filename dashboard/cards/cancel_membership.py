@@ -12,9 +12,9 @@ from caseloop.lessons import SimilarCases, similar_past_cases_for
 from caseloop.supervisor.review import latest_reviews_for
 from cases.kinds import CancelMembership
 from cases.models import CaseEvent, CaseReview, PendingAction
-from dashboard.cards.base import Card, CardKind
+from dashboard.cards.base import Card, CardKind, PageReads
 from dashboard.case_forms import DecisionForm
-from dashboard.queries import CheckItem, EvidenceItem, newest_verifications, rider_evidence
+from dashboard.queries import CheckItem, EvidenceItem, rider_evidence
 from outreach.models import Message
 
 
@@ -55,11 +55,12 @@ class CancelMembershipCard(CardKind[CancelMembership]):
     template: ClassVar[str] = "cases/cards/cancel_membership.html"
     form_class: ClassVar[type[DecisionForm]] = CancelMembershipForm
     confirms: ClassVar[bool] = True  # ending a seat cannot be undone from here
+    reads_verifications: ClassVar[bool] = True
 
-    def cards(self, actions: list[PendingAction]) -> list[Card]:
+    def cards(self, actions: list[PendingAction], page: PageReads) -> list[Card]:
         case_ids = {action.case_id for action in actions if action.case_id is not None}
         reviews = latest_reviews_for(case_ids) if case_ids else {}
-        verifications = newest_verifications(case_ids) if case_ids else {}
+        verifications = page.newest_verifications()
         messages = _messages_by_case(case_ids) if case_ids else {}
         reaudits = _reaudits_by_case(case_ids) if case_ids else {}
         cases = {a.case_id: a.case for a in actions if a.case_id is not None and a.case is not None}

@@ -7,9 +7,9 @@ from django import forms
 
 from cases.kinds import DecideVerification
 from cases.models import PendingAction
-from dashboard.cards.base import Card, CardKind
+from dashboard.cards.base import Card, CardKind, PageReads
 from dashboard.case_forms import DecisionForm
-from dashboard.queries import EvidenceItem, newest_verifications, rider_evidence
+from dashboard.queries import EvidenceItem, rider_evidence
 
 RULINGS = [("pass", "pass"), ("fail", "fail")]
 
@@ -44,10 +44,10 @@ class DecideVerificationCard(CardKind[DecideVerification]):
     payload_class = DecideVerification
     template: ClassVar[str] = "cases/cards/decide_verification.html"
     form_class: ClassVar[type[DecisionForm]] = VerificationRulingForm
+    reads_verifications: ClassVar[bool] = True
 
-    def cards(self, actions: list[PendingAction]) -> list[Card]:
-        case_ids = {action.case_id for action in actions if action.case_id is not None}
-        verifications = newest_verifications(case_ids) if case_ids else {}
+    def cards(self, actions: list[PendingAction], page: PageReads) -> list[Card]:
+        verifications = page.newest_verifications()
         cards: list[Card] = []
         for action in actions:
             found = verifications.get(action.case_id or 0, {})

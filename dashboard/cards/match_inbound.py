@@ -10,7 +10,7 @@ from django.db.models import Q
 
 from cases.kinds import MatchInbound
 from cases.models import Case, PendingAction
-from dashboard.cards.base import Card, CardKind
+from dashboard.cards.base import Card, CardKind, PageReads
 from dashboard.case_forms import EMPLOYEE_ID, DecisionForm
 from outreach.models import EmailThread
 
@@ -73,7 +73,7 @@ class MatchInboundCard(CardKind[MatchInbound]):
     template: ClassVar[str] = "cases/cards/match_inbound.html"
     form_class: ClassVar[type[DecisionForm]] = MatchInboundForm
 
-    def cards(self, actions: list[PendingAction]) -> list[Card]:
+    def cards(self, actions: list[PendingAction], page: PageReads) -> list[Card]:
         cards = [MatchCard(action, self) for action in actions]
         suggestions = _thread_suggestions(cards)
         for card in cards:
