@@ -37,7 +37,8 @@ from outreach.subjects import validate_subject
 BUCKETS = [b for b in Message.Bucket.values if b]
 
 
-# The payload's schema is the kinds' own classes (cases.kinds): one of them, by ``kind``.
+# The payload's schema is the kinds' own classes (cases.kinds), one of them: each lists every
+# field it has and no other (api.schema.ReviewPayloadExtension), so a payload fits its own only.
 PAYLOAD_SCHEMA = PolymorphicProxySerializer(
     component_name="ReviewPayload",
     # drf-spectacular's pydantic extension reads each class's JSON schema.

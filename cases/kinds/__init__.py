@@ -39,7 +39,10 @@ def payload_class(kind: str) -> type[ReviewPayload]:
 
 
 def kind_choices() -> list[tuple[str, str]]:
-    """(value, label) for every kind: PendingAction.kind's choices, filters, the API's enum."""
+    """(value, label) for every kind: PendingAction.kind's choices, filters, the API's enum.
+
+    Migration 0008 names this function (so a new kind needs no migration): keep its name.
+    """
     return [(payload.kind, payload.label) for payload in PAYLOADS]
 
 

@@ -53,6 +53,7 @@ def test_every_kind_has_a_payload_a_decision_module_a_card_module_and_a_template
     for part in ("title", "body"):
         get_template(f"{card.template}#{part}")  # TemplateDoesNotExist if a part is missing
     assert payload.kind in PendingAction.Kind.values
+    assert len(payload.kind) <= PendingAction._meta.get_field("kind").max_length
 
 
 def test_the_registries_hold_the_same_kinds():
