@@ -7,6 +7,7 @@ import time_machine
 from django.core.cache import cache
 
 from tests.factories import UserFactory
+from tests.oidc_support import running_provider
 from tests.qcluster_support import manage, process_env
 
 
@@ -93,3 +94,10 @@ def migrated_var_dir(tmp_path: Path, _migrated_database_file: Path) -> Path:
     without replaying every migration (about 4 s) itself."""
     shutil.copy(_migrated_database_file, tmp_path / "db.sqlite3")
     return tmp_path
+
+
+@pytest.fixture(scope="session")
+def oidc_provider(tmp_path_factory: pytest.TempPathFactory):
+    """A real OpenID Connect provider on loopback (tests/oidc_provider), one per test process."""
+    with running_provider(tmp_path_factory.mktemp("oidc-provider")) as provider:
+        yield provider

@@ -20,7 +20,6 @@ from django.utils import timezone
 from agents.models import AgentRun
 from cases.models import Case, CaseEvent, PendingAction, Verification
 from outreach.models import EmailThread, Message
-from outreach.parsing import html_to_text
 from vanpools.models import Employee, Vanpool
 
 
@@ -284,15 +283,6 @@ def run_tree(runs: list[AgentRun]) -> list[tuple[AgentRun, int]]:
 
     walk(None, 0)
     return ordered
-
-
-def message_text(message: Message) -> str:
-    """What the page shows of an email: its text, else its HTML as text. Never markup."""
-    if message.text_body.strip():
-        return message.text_body
-    if message.html_body.strip():
-        return html_to_text(message.html_body)
-    return ""
 
 
 def when(value: datetime | None) -> str:

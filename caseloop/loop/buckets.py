@@ -21,7 +21,8 @@ from cases.models import Case, PendingAction
 from outreach.compose import render_email, rider_facts
 from outreach.inbound import reply_collapse_key
 from outreach.replies.answers import answer_question, question_language
-from outreach.replies.classify import ReplyClassification, strip_quoted
+from outreach.replies.classify import ReplyClassification
+from outreach.replies.own_words import strip_quoted
 from outreach.sending import answer_threading, queue_template
 
 logger = logging.getLogger(__name__)

@@ -14,7 +14,8 @@ from cases.models import Case
 from outreach.models import Message
 from outreach.parsing import text_for_classification
 from outreach.replies.answers import question_language
-from outreach.replies.classify import ReplyClassification, classify_reply, strip_quoted
+from outreach.replies.classify import ReplyClassification, classify_reply
+from outreach.replies.own_words import strip_quoted
 from vanpools.models import Employee
 
 

@@ -13,7 +13,7 @@ from caseloop.kinds import decision_for
 from cases.kinds import ReviewPayload
 from cases.models import PendingAction, Verification
 from dashboard.case_forms import DecisionForm
-from dashboard.queries import message_text, newest_verifications
+from dashboard.queries import newest_verifications
 
 P = TypeVar("P", bound=ReviewPayload)
 
@@ -79,7 +79,7 @@ class Card:
 
     @property
     def message_body(self) -> str:
-        return message_text(self.action.message) if self.action.message is not None else ""
+        return self.action.message.readable_text() if self.action.message is not None else ""
 
     @property
     def employee_id(self) -> str:
