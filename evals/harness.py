@@ -55,6 +55,7 @@ from agents.tracing import RunTrace
 from audit.facts import facts_json, preload_vanpools
 from audit.location import NEAR_LIMIT_MILES
 from audit.resolve import run_check
+from cases.kinds import PAYLOADS, CancelMembership
 from evals.specialist_cases import (
     SPECIALIST_KINDS,
     check_specialist_case,
@@ -710,13 +711,7 @@ def _leave_spans(entries: object) -> list[tuple[dt.date, dt.date]]:
 LIFECYCLE_START = "2026-11-23T09:00:00-08:00"  # a Monday morning, Pacific
 EVENT_KINDS = ("audit", "reply", "bounce", "sweep", "record_change", "decide")
 DECISIONS = ("approve", "reject")
-ACTION_KINDS = (
-    "cancel_membership",
-    "review_email",
-    "label_reply",
-    "match_inbound",
-    "decide_verification",
-)
+ACTION_KINDS = tuple(payload.kind for payload in PAYLOADS)
 FINAL_STATUSES = ("none", "open", "pending_reply", "hitl_review", "pre_cancel", "closed")
 OUTCOMES = ("", "resolved", "cancelled", "dismissed")
 _OFFSET = re.compile(r"^\+(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?$")
@@ -937,7 +932,7 @@ def _expected_lifecycle(case: dict[str, Any]) -> dict[str, Any]:
     decided = {
         e["employee"]
         for e in case["events"]
-        if e["do"] == "decide" and e["action"] == "cancel_membership" and e.get("employee")
+        if e["do"] == "decide" and e["action"] == CancelMembership.kind and e.get("employee")
     }
     result = {
         "status": expected["status"],
@@ -1174,8 +1169,7 @@ def _decide(scenario: Scenario, event: dict[str, Any]) -> None:
         pending = [
             a
             for a in queued.select_related("rider__employee")
-            if (a.rider and a.rider.employee.employee_id == employee)
-            or a.payload.get("employee_id") == employee
+            if (a.rider and a.rider.employee.employee_id == employee) or a.ask.about() == employee
         ]
     action = next(iter(pending), None)
     who = f" for {employee}" if employee else ""
@@ -1244,7 +1238,7 @@ def _observe(scenario: Scenario) -> dict[str, Any]:
 
     case = Case.objects.filter(vanpool__vanpool_id=scenario.vanpool_id).order_by("-id").first()
     inbound = Message.objects.filter(direction=Message.Direction.INBOUND).order_by("id")
-    proposed = PendingAction.objects.filter(kind=PendingAction.Kind.CANCEL_MEMBERSHIP)
+    proposed = PendingAction.objects.of(CancelMembership)
     return {
         "status": case.status if case else "none",
         "outcome": case.outcome if case else "",

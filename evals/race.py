@@ -36,6 +36,7 @@ from django.utils import timezone
 from caseloop.audits import audit_vanpool
 from caseloop.loop.reaudit import enter_pre_cancel
 from caseloop.supervisor.review import review_for_decision
+from cases.kinds import CancelMembership
 from cases.models import Case, PendingAction
 from outreach.models import Message
 from poolpatrol.queue import run_inline
@@ -107,7 +108,7 @@ def _scene(shift: Shift, run: str, n: int) -> Scene:
             Case.objects.exclude(status=Case.Status.CLOSED).get(vanpool=vanpool), why="race bench"
         )
         review_for_decision(case)
-    action = PendingAction.objects.get(case=case, kind=PendingAction.Kind.CANCEL_MEMBERSHIP)
+    action = PendingAction.objects.of(CancelMembership).get(case=case)
     outbound = Message.objects.filter(
         thread__case=case, direction=Message.Direction.OUTBOUND, employee__isnull=False
     ).first()

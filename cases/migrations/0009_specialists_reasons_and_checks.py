@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('cases', '0007_withhold_home_points_in_records'),
+        ('cases', '0008_pending_action_kinds_from_registry'),
     ]
 
     operations = [
