@@ -33,10 +33,17 @@ INITIAL_TEMPLATES: dict[frozenset[str], str] = {
     frozenset({"shift"}): "shift_mismatch",
     frozenset({"location"}): "location_mismatch",
     frozenset({"location", "shift"}): "both_mismatch",
+    frozenset({"ridership"}): "ridership_mismatch",
+    frozenset({"parking"}): "parking_conflict",
 }
+# The checks a rider can fail (the vanpool rules judge the van, and write to no rider);
+# any other mix of them gets the letter that names each finding.
+RIDER_CHECKS = frozenset({"location", "shift", "ridership", "parking"})
+SEVERAL_FINDINGS = "several_findings"
 TEMPLATES: frozenset[str] = frozenset(
     {
         *INITIAL_TEMPLATES.values(),
+        SEVERAL_FINDINGS,
         "answer",
         "still_shows",
         "reminder",
@@ -87,10 +94,29 @@ class RiderFacts:
     portal_url: str
     program_name: str
     contact_email: str
+    # Ridership: the rider's days aboard against the days counted, and the rule.
+    rides_aboard: int = 0
+    rides_counted: int = 0
+    rides_required: int = 0
+    rides_excused: int = 0
+    rides_window: str = ""  # "October 26 – November 22"
+    rides_rule: str = ""  # "3 days a week of the rider's 5"
+    rides_by_badge: bool = False  # only the gate's swipes covered the days counted
+    swipe_window_minutes: int = 0
+    # Parking: each permit in force beside the seat, in words.
+    permits: tuple[str, ...] = ()
 
     @property
     def location_failed(self) -> bool:
         return "location" in self.failed_checks
+
+    @property
+    def ridership_failed(self) -> bool:
+        return "ridership" in self.failed_checks
+
+    @property
+    def parking_failed(self) -> bool:
+        return "parking" in self.failed_checks
 
     @property
     def shift_failed(self) -> bool:
@@ -138,6 +164,8 @@ class RiderFacts:
             for check, name in (("location", "home address"), ("shift", "shift"))
             if check in self.failed_checks
         ]
+        if self.parking_failed:
+            parts.append("parking permit")
         return " or ".join(parts) or "record"
 
 
@@ -183,6 +211,15 @@ def rider_facts(case: Case, employee: Employee) -> RiderFacts:
     day = _evidence(latest.get("shift"), eid, "shift_day")
     flags = case.meta.get("rider_flags", {}).get(eid, {})
     shift = employee.shift
+    rides = _evidence(latest.get("ridership"), eid, "ridership_summary")
+    permits = [
+        item
+        for item in (latest["parking"].evidence if "parking" in latest else []) or []
+        if isinstance(item, dict)
+        and item.get("employee_id") == eid
+        and item.get("type") == "parking_permit"
+        and item.get("conflict")
+    ]
     return RiderFacts(
         first_name=employee.first_name,
         employee_id=eid,
@@ -209,7 +246,42 @@ def rider_facts(case: Case, employee: Employee) -> RiderFacts:
         portal_url=settings.EMPLOYEE_PORTAL_URL,
         program_name=settings.PROGRAM_NAME,
         contact_email=settings.PROGRAM_CONTACT_EMAIL,
+        **_ride_facts(rides),
+        permits=tuple(_permit_words(item) for item in permits),
     )
+
+
+def _ride_facts(item: dict[str, Any]) -> dict[str, Any]:
+    """The ridership finding in a rider's words: counts, the window's dates, the rule."""
+    if not item:
+        return {}
+    return {
+        "rides_aboard": int(item.get("aboard") or 0),
+        "rides_counted": int(item.get("covered") or 0),
+        "rides_required": int(item.get("required") or 0),
+        "rides_excused": int(item.get("scheduled") or 0) - int(item.get("counted") or 0),
+        "rides_window": f"{_day_words(item.get('window_start'))} – "
+        f"{_day_words(item.get('window_end'))}",
+        "rides_rule": str(item.get("rule") or ""),
+        "rides_by_badge": item.get("sources") == ["badge_swipes"],
+        "swipe_window_minutes": settings.RIDERSHIP_SWIPE_WINDOW_MINUTES,
+    }
+
+
+def _permit_words(item: dict[str, Any]) -> str:
+    """'P-5521 for Garage B, valid from September 1, 2026 to December 31, 2026'."""
+    valid = f"valid from {_day_words(item.get('valid_from'), year=True)}"
+    if item.get("valid_to"):
+        valid += f" to {_day_words(item.get('valid_to'), year=True)}"
+    return f"{item.get('permit_id')} for {item.get('lot')}, {valid}"
+
+
+def _day_words(iso: object, *, year: bool = False) -> str:
+    try:
+        day = dt.date.fromisoformat(str(iso))
+    except ValueError:
+        return str(iso or "")
+    return format_date(day, "F j, Y" if year else "F j")
 
 
 def _evidence(verification: Verification | None, employee_id: str, kind: str) -> dict[str, Any]:
@@ -273,7 +345,10 @@ def _deadline(case: Case) -> dt.date | None:
 
 def initial_template_for(failed_checks: list[str]) -> str:
     """The first letter for a rider failing these checks."""
-    template = INITIAL_TEMPLATES.get(frozenset(failed_checks))
+    failed = frozenset(failed_checks)
+    template = INITIAL_TEMPLATES.get(failed)
+    if template is None and failed and failed <= RIDER_CHECKS:
+        template = SEVERAL_FINDINGS
     if template is None:
         raise ValueError(f"no first letter for failed checks {sorted(failed_checks)!r}")
     return template
