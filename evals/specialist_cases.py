@@ -138,7 +138,8 @@ def _rows(block: Any, where: str) -> list[dict[str, Any]]:
 
 
 def _date(raw: Any, where: str, *, optional: bool = False) -> dt.date | None:
-    if raw is None and optional:
+    # docs/audit.md: a blank optional date (a permit's valid_to) means no end, as in the importer.
+    if optional and (raw is None or raw == ""):
         return None
     try:
         return dt.date.fromisoformat(str(raw))
