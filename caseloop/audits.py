@@ -22,11 +22,11 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
-from agents.contracts import SpecialistResult
+from agents.contracts import SpecialistResult, VanpoolMonthEvidence
 from agents.tracing import RunTrace, save_trace_trees
-from audit.decide import ALL_CHECKS, Decision, decide, input_hashes, reason_for
+from audit.decide import ALL_CHECKS, VAN_CHECKS, Decision, decide, input_hashes, reason_for
 from audit.facts import VanpoolFacts, facts_json, preload_vanpools, with_rides
-from cases.kinds import DecideVerification
+from cases.kinds import DecideVerification, ReviewVanpool
 from cases.lifecycle import (
     Actor,
     IllegalTransition,
@@ -388,6 +388,8 @@ def _apply(
     open_case_row = open_cases.get(_vanpool_pk(item.facts))
     decision = with_standing_rulings(open_case_row, item.decision)
     case, case_action = _apply_decision(item.facts, open_case_row, decision, actor, audit_date)
+    if case is not None:
+        case = _route_van_finding(case, decision, item.results, actor, audit_date)
     return case, case_action, decision
 
 
@@ -505,6 +507,57 @@ def _apply_decision(
         action = "updated" if changed else "none"
     case = _route_for_review(case, decision, actor, audit_date)
     return case, action
+
+
+def _route_van_finding(
+    case: Case,
+    decision: Decision,
+    results: dict[str, SpecialistResult],
+    actor: Actor,
+    audit_date: dt.date,
+) -> Case:
+    """A case about the van alone goes to its coordinator as a card; no rider is written to.
+
+    Only when nothing else holds the case: a rider's failure is written to as
+    usual (the van's finding is on the case page), and an unknown waits for its
+    ruling first. One card per van and month; a newer month replaces it.
+    """
+    van_failed = [check for check in decision.failed_checks if check in VAN_CHECKS]
+    riders_fail = any("fail" in checks.values() for checks in decision.rider_flags.values())
+    if not van_failed or riders_fail or decision.unknown_checks or case.status == Status.CLOSED:
+        return case
+    result = results.get("vanpool_rules")
+    month = next(
+        (
+            item
+            for item in (result.evidence if result else [])
+            if isinstance(item, VanpoolMonthEvidence)
+        ),
+        None,
+    )
+    if result is None or month is None:
+        return case
+    pending = PendingAction.objects.of(ReviewVanpool).filter(
+        case=case, status=PendingAction.Status.PENDING
+    )
+    if any(action.ask_as(ReviewVanpool).month == month.month for action in pending):
+        return case
+    pending.update(
+        status=PendingAction.Status.SUPERSEDED,
+        decided_at=timezone.now(),
+        note="a newer month's audit asked again",
+    )
+    ask = ReviewVanpool(
+        vanpool_id=month.vanpool_id,
+        month=month.month,
+        rules=dict(month.rules),
+        details=result.reasoning,
+        audit_date=audit_date,
+    )
+    failed = ", ".join(rule for rule, verdict in month.rules.items() if verdict == "fail")
+    note = f"the van's {month.month} fails §132(f) ({failed}): for its coordinator"
+    _, held = request_review(case, ask, actor=actor, note=note)
+    return held or case
 
 
 def _route_for_review(case: Case, decision: Decision, actor: Actor, audit_date: dt.date) -> Case:
