@@ -1,4 +1,4 @@
-"""A van-level §132(f) finding: a review_vanpool card for its coordinator, never a rider's letter."""
+"""A van-level §132(f) finding: a review_vanpool card for its coordinator, no rider letter."""
 
 import datetime as dt
 
