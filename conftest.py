@@ -33,7 +33,7 @@ def _no_processes_in_the_fast_group(request: pytest.FixtureRequest):
     """Only tests marked ``slow_process`` may start a process or a live server.
 
     `make test` runs the fast tests first and the ``slow_process`` ones as their
-    own step (docs/operating.md, the test suite); a process started from an
+    own step (docs/performance.md, Test suite); a process started from an
     unmarked test would hold up the fast group, so it fails here with the way out.
     The browser tests and the ``evaluation`` and ``model_server`` tests are steps
     and targets of their own, which start servers and processes by design.
