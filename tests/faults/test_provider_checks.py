@@ -131,6 +131,7 @@ def manage_check_without(module: str) -> str:
         ),
     ],
 )
+@pytest.mark.slow_process
 def test_fault_86_a_configured_provider_missing_its_extra_refuses_to_start(
     tmp_path, provider, module, extra, env
 ):
@@ -142,6 +143,7 @@ def test_fault_86_a_configured_provider_missing_its_extra_refuses_to_start(
     assert extra in result.stderr
 
 
+@pytest.mark.slow_process
 def test_fault_86_the_wsgi_application_refuses_to_load_without_the_provider_s_key(tmp_path):
     refused = run_python("import poolpatrol.wsgi", tmp_path, EMAIL_PROVIDER="mailgun")
     loaded = run_python(

@@ -334,6 +334,7 @@ def test_fault_35_a_task_times_out_before_it_could_be_handed_to_a_second_worker(
         ({"Q_TIMEOUT": "600", "Q_RETRY": "600"}, False, "Q_RETRY=600 must be at least 601"),
     ],
 )
+@pytest.mark.slow_process
 def test_fault_35_a_deployment_cannot_set_the_retry_at_or_below_the_timeout(
     tmp_path, environment, starts, expected
 ):

@@ -25,6 +25,8 @@ from agents.contracts import SpecialistResult, VanpoolMonthEvidence, combine_ver
 from agents.tracing import RunTrace
 from audit.facts import VanpoolFacts, facts_json, preload_vanpools
 from audit.resolve import run_check
+from evals.harness.evidence import checked
+from evals.harness.results import CaseResult
 from vanpools.models import (
     BadgeSwipe,
     DataCoverage,
@@ -490,3 +492,17 @@ def _units(expected: dict[str, Any], got: dict[str, Any]) -> list[tuple[str, str
             (verdict, got["riders"].get(rider, "")) for rider, verdict in expected["riders"].items()
         ]
     return [(expected["verdict"], got["verdict"])]
+
+
+def run_specialist_result(case: dict[str, Any], number: int) -> CaseResult:
+    """One item judged and scored, with its reasoning checked against the rows it cites."""
+    judged = run_specialist_case(case, number)
+    text = judged.result.reasoning
+    return CaseResult(
+        id=case["id"],
+        kind=case["kind"],
+        expected=judged.expected,
+        got=judged.got,
+        correct=judged.correct,
+        checked=[checked(f"{case['kind']} reasoning", text, reasoning_evidence(judged))],
+    )
