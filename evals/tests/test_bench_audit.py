@@ -22,7 +22,9 @@ def test_an_unchanged_roster_audited_again_is_reported_with_no_rows_written():
     result = run_manage("bench_audit", "--vanpools", "30", "--riders-per-vanpool", "3", "--rerun")
     assert result.returncode == 0, result.stderr
     assert re.search(
-        r"re-audit unchanged: 30 in [\d.]+ s = \d+ audits/s, rows written 0 ", result.stdout
+        r"re-audit unchanged: 30 in [\d.]+ s = \d+ audits/s \([\d.]+ s of CPU = \d+ per "
+        r"CPU-second\), rows written 0 ",
+        result.stdout,
     )
 
 
