@@ -197,7 +197,8 @@ def time_report() -> str:
     """The monthly report of every van for the month before the audit, as CSV."""
     month = (AUDIT_DATE.replace(day=1) - dt.timedelta(days=1)).replace(day=1)
     started, cpu = time.perf_counter(), time.process_time()
-    rows = list(report_rows(Vanpool.objects.all(), month))
+    # The program's vans: not the few sample_queries adds to count one audit's queries.
+    rows = list(report_rows(Vanpool.objects.exclude(name=SAMPLE_NAME), month))
     text = spreadsheets.as_csv(COLUMNS, rows)
     seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
     return (
@@ -510,13 +511,16 @@ def weekdays_before(day: dt.date, count: int) -> list[dt.date]:
     return sorted(found)
 
 
+SAMPLE_NAME = "sample"
+
+
 def sample_queries(riders: int) -> int:
     """Queries for one audit of a fresh clean vanpool, the constant the tests assert."""
     counts = []
     for n in range(3):
         vanpool = Vanpool.objects.create(
             vanpool_id=f"VP-S{n}",
-            name="sample",
+            name=SAMPLE_NAME,
             work_site="S",
             pickup_lat=37.59,
             pickup_lng=-122.02,
