@@ -21,6 +21,7 @@ Figures are exact fractions, so a rule compares them without rounding.
 """
 
 import datetime as dt
+from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -208,7 +209,7 @@ def van_months(van_pk: int, months: list[dt.date]) -> dict[dt.date, MonthFacts]:
 
 
 def _facts(
-    month: dt.date, trip: dict[str, Any], day: dict[str, Any], row: dict[str, Any]
+    month: dt.date, trip: Mapping[str, Any], day: Mapping[str, Any], row: Mapping[str, Any]
 ) -> MonthFacts:
     return MonthFacts(
         month=month,
