@@ -21,6 +21,7 @@ from poolpatrol.env import (
     env_choice,
     env_float,
     env_int,
+    env_int_map,
     env_list,
     env_networks,
     env_prices,
@@ -403,6 +404,18 @@ AUDIT_CHUNK_SIZE = env_int("AUDIT_CHUNK_SIZE", 200, minimum=1)
 # A cancellation nobody approved or rejected within this many days expires and
 # the case is re-audited on fresh records (0: proposals never expire).
 PENDING_ACTION_EXPIRE_DAYS = env_int("PENDING_ACTION_EXPIRE_DAYS", 14, minimum=0)
+# The review desk (cases.desk, caseloop.digest; docs/operating.md "Settings").
+# Hours to decide a card before it is overdue, per kind, over each kind's own
+# default (cases/kinds/<kind>.py): REVIEW_SLA_HOURS=cancel_membership=48,review_email=8.
+REVIEW_SLA_HOURS = env_int_map("REVIEW_SLA_HOURS", minimum=1)
+# An "I'm on it" claim on a card lapses after this many minutes.
+REVIEW_CLAIM_MINUTES = env_int("REVIEW_CLAIM_MINUTES", 60, minimum=1)
+# 2: a cancellation needs a second approval, from another person (four-eyes).
+CANCELLATION_APPROVALS = int(env_choice("CANCELLATION_APPROVALS", "1", ("1", "2")))
+# The auditors are told once when a cancellation is this close to expiring (0: never).
+ESCALATE_HOURS_BEFORE_EXPIRY = env_int("ESCALATE_HOURS_BEFORE_EXPIRY", 48, minimum=0)
+# Where staff reach the dashboard: the links in digests and escalations.
+DASHBOARD_URL = env_str("DASHBOARD_URL", "http://localhost:8000")
 EMAIL_SEND_MAX_ATTEMPTS = env_int("EMAIL_SEND_MAX_ATTEMPTS", 5, minimum=1)
 EMAIL_RETRY_BASE_SECONDS = env_int("EMAIL_RETRY_BASE_SECONDS", 60, minimum=1)
 # Replies longer than this are cut before classification (the full body is kept).
