@@ -29,7 +29,8 @@ class HeldByAnother(Exception):
     """Another reviewer holds the card; nothing changed."""
 
     def __init__(self, holder: str, until: dt.datetime) -> None:
-        super().__init__(f"{holder} is on this card (their claim lapses at {until:%H:%M})")
+        lapses = timezone.localtime(until)
+        super().__init__(f"{holder} is on this card (their claim lapses at {lapses:%H:%M})")
         self.holder = holder
         self.until = until
 
