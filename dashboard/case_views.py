@@ -90,7 +90,6 @@ def _kind_counts(form: QueueFilterForm, pending: Any) -> list[dict[str, Any]]:
     site = form.cleaned_data.get("site")
     scoped = pending.filter(case__vanpool__work_site=site) if site else pending
     counts = queries.pending_counts_by_kind(scoped)
-    late = queries.overdue_counts_by_kind(scoped)
     rows = []
     for value, label in kind_choices():
         query = urlencode({"kind": value, **({"site": site} if site else {})})
@@ -98,8 +97,8 @@ def _kind_counts(form: QueueFilterForm, pending: Any) -> list[dict[str, Any]]:
             {
                 "value": value,
                 "label": label,
-                "count": counts.get(value, 0),
-                "overdue": late.get(value, 0),
+                "count": counts.get(value, (0, 0))[0],
+                "overdue": counts.get(value, (0, 0))[1],
                 "query": query,
                 "current": form.cleaned_data.get("kind") == value,
             }

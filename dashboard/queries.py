@@ -79,17 +79,14 @@ def action_with_relations(pk: int) -> PendingAction | None:
     )
 
 
-def pending_counts_by_kind(queryset: QuerySet[PendingAction]) -> dict[str, int]:
-    rows = queryset.order_by().values("kind").annotate(n=Count("id"))
-    return {row["kind"]: row["n"] for row in rows}
-
-
-def overdue_counts_by_kind(queryset: QuerySet[PendingAction]) -> dict[str, int]:
-    """Cards past their kind's SLA now, by kind (one query)."""
+def pending_counts_by_kind(queryset: QuerySet[PendingAction]) -> dict[str, tuple[int, int]]:
+    """{kind: (waiting, overdue now)} in one query: overdue is past the kind's SLA (cases.desk)."""
     rows = (
-        queryset.filter(overdue(timezone.now())).order_by().values("kind").annotate(n=Count("id"))
+        queryset.order_by()
+        .values("kind")
+        .annotate(n=Count("id"), late=Count("id", filter=overdue(timezone.now())))
     )
-    return {row["kind"]: row["n"] for row in rows}
+    return {row["kind"]: (row["n"], row["late"]) for row in rows}
 
 
 def newest_verifications(case_ids: Iterable[int]) -> dict[int, dict[str, Verification]]:
