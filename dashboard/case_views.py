@@ -184,7 +184,8 @@ def decide(request: HtmxHttpRequest, pk: int) -> HttpResponse:
         else:
             reject(action, by=decider, **said)
     except HeldByAnother as exc:
-        form.add_error(None, f"{str(exc).capitalize()}. Tick “decide anyway” to decide it.")
+        # Not capitalised: the sentence starts with a username, written as it is.
+        form.add_error(None, f"{exc}. Tick “decide anyway” to decide it.")
         return _render_card(request, action, form=form, status=409)
     except NewerReplyWaiting as exc:
         return _outcome(request, action, "warning", str(exc).capitalize() + ".")
@@ -219,7 +220,7 @@ def claim_card(request: HtmxHttpRequest, pk: int) -> HttpResponse:
                 "text": f"You are on this card until {localtime(until):%H:%M}.",
             }
         except desk.HeldByAnother as exc:
-            notice, status = {"level": "warning", "text": str(exc).capitalize() + "."}, 409
+            notice, status = {"level": "warning", "text": f"{exc}."}, 409
         except desk.NotPending as exc:
             notice = {"level": "warning", "text": f"Nothing to claim: {exc}."}
     action = queries.action_with_relations(pk)
