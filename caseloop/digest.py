@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.mail import EmailMessage, get_connection
+from django.core.mail.backends.base import BaseEmailBackend
 from django.db import IntegrityError, transaction
 from django.urls import reverse
 from django.utils import timezone
@@ -197,7 +198,9 @@ def send_daily_digests(now: dt.datetime | None = None) -> dict[str, int]:
     return {"sent": sent, "already_sent": skipped}
 
 
-def _send_once(digest: Digest, day: dt.date, now: dt.datetime, connection: object) -> bool:
+def _send_once(
+    digest: Digest, day: dt.date, now: dt.datetime, connection: BaseEmailBackend
+) -> bool:
     """Record and send in one transaction: a failed send leaves no row; a second run finds it."""
     try:
         with transaction.atomic():

@@ -22,6 +22,7 @@ from django.db.models.functions import Cast, Ceil, RowNumber
 from django.utils import timezone
 
 from caseloop.kinds import DECISIONS
+from caseloop.kinds.base import Decision
 from cases.desk import overdue
 from cases.kinds import PAYLOADS
 from cases.models import PendingAction
@@ -30,7 +31,10 @@ from dashboard.program import SecondsBetween
 SHARES = {"p50": 0.5, "p90": 0.9}
 NONE_GIVEN = "none given"
 # A decision, as the status it leaves the card in.
-DONE = {"approve": PendingAction.Status.APPROVED, "reject": PendingAction.Status.REJECTED}
+DONE: dict[Decision, str] = {
+    "approve": PendingAction.Status.APPROVED,
+    "reject": PendingAction.Status.REJECTED,
+}
 
 
 @dataclass
@@ -116,10 +120,10 @@ def desk_by_kind() -> list[KindDesk]:
             counted.setdefault(kind, []).append((status, reason, by_person))
     for payload in PAYLOADS:
         row = rows[payload.kind]
-        labels = {
-            (DONE[r.decision], r.code): r.label
-            for decision in ("approve", "reject")
-            for r in DECISIONS[payload].reasons_for(decision)  # type: ignore[arg-type]
+        labels: dict[tuple[str, str], str] = {
+            (str(DONE[r.decision]), r.code): r.label
+            for decision in DONE
+            for r in DECISIONS[payload].reasons_for(decision)
         }
         row.p50 = timings.get(payload.kind, {}).get("p50")
         row.p90 = timings.get(payload.kind, {}).get("p90")

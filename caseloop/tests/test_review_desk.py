@@ -1,4 +1,4 @@
-"""The review desk: claims (race-safe, lapsing), deciding a card another holds, four-eyes, reasons."""
+"""The review desk: claims (race-safe, lapsing), deciding a held card, four-eyes, reasons."""
 
 import datetime as dt
 import threading
@@ -60,33 +60,39 @@ def test_reviewers_claiming_one_card_at_once_leave_exactly_one_holding_it(review
     """Real threads, each on its own connection, released together by a barrier; five rounds."""
     users = [staff(f"rev{n}") for n in range(reviewers)]
     for _ in range(5):
-        action = PendingActionFactory(kind="review_email")
-        start = threading.Barrier(reviewers, timeout=10)
-        outcomes: list[tuple[str, int]] = []
-        lock = threading.Lock()
-
-        def attempt(user):
-            try:
-                start.wait()
-                desk.claim(action.pk, user)
-                outcome = "held"
-            except HeldByAnother:
-                outcome = "refused"
-            finally:
-                connection.close()
-            with lock:
-                outcomes.append((outcome, user.pk))
-
-        threads = [threading.Thread(target=attempt, args=(user,)) for user in users]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(timeout=20)
+        outcomes = claim_at_once(PendingActionFactory(kind="review_email"), users)
         held = [pk for outcome, pk in outcomes if outcome == "held"]
         assert len(outcomes) == reviewers
         assert len(held) == 1
         assert sum(outcome == "refused" for outcome, _ in outcomes) == reviewers - 1
-        assert PendingAction.objects.get(pk=action.pk).claimed_by_id == held[0]
+        action = PendingAction.objects.filter(kind="review_email").latest("pk")
+        assert action.claimed_by_id == held[0]
+
+
+def claim_at_once(action, users):
+    """Each user claims ``action`` from a thread of their own, released together."""
+    start = threading.Barrier(len(users), timeout=10)
+    outcomes: list[tuple[str, int]] = []
+    lock = threading.Lock()
+
+    def attempt(user):
+        try:
+            start.wait()
+            desk.claim(action.pk, user)
+            outcome = "held"
+        except HeldByAnother:
+            outcome = "refused"
+        finally:
+            connection.close()
+        with lock:
+            outcomes.append((outcome, user.pk))
+
+    threads = [threading.Thread(target=attempt, args=(user,)) for user in users]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=20)
+    return outcomes
 
 
 @override_settings(REVIEW_CLAIM_MINUTES=30)

@@ -1,4 +1,4 @@
-"""The daily digest to coordinators (once a day each) and the escalation to auditors (once a card)."""
+"""The daily digest to coordinators (once a day each), the escalation to auditors (once a card)."""
 
 import datetime as dt
 from unittest import mock
@@ -83,9 +83,9 @@ def test_running_the_task_twice_sends_one_digest_per_coordinator_a_day(desk, _fr
 
 def test_a_digest_that_fails_to_send_is_not_recorded_and_goes_out_on_the_next_run(desk):
     fremont, _ = desk
-    with mock.patch("django.core.mail.EmailMessage.send", side_effect=OSError("smtp down")):
-        with pytest.raises(OSError):
-            send_daily_digests()
+    failing = mock.patch("django.core.mail.EmailMessage.send", side_effect=OSError("smtp down"))
+    with failing, pytest.raises(OSError):
+        send_daily_digests()
     assert not DigestSent.objects.exists()
     send_daily_digests()
     assert len([m for m in mail.outbox if m.to == [fremont.email]]) == 1
@@ -122,9 +122,9 @@ def test_auditors_are_told_once_when_a_cancellation_is_close_to_expiring():
 def test_an_escalation_that_fails_to_send_is_tried_again():
     UserFactory(username="aud", is_staff=True, groups=["Auditors"])
     card("cancel_membership", "Fremont Campus", hours_ago=13 * 24)
-    with mock.patch("django.core.mail.EmailMessage.send", side_effect=OSError("smtp down")):
-        with pytest.raises(OSError):
-            escalate_expiring_cancellations()
+    failing = mock.patch("django.core.mail.EmailMessage.send", side_effect=OSError("smtp down"))
+    with failing, pytest.raises(OSError):
+        escalate_expiring_cancellations()
     assert not PendingAction.objects.filter(escalated_at__isnull=False).exists()
     assert escalate_expiring_cancellations() == {"escalated": 1}
     assert len(mail.outbox) == 1
