@@ -6,6 +6,13 @@ rejected) inside the same transaction as its effects: a second approval, or
 an approval of an action that was superseded or expired, claims nothing,
 raises ``AlreadyDecided`` and changes nothing.
 
+After the case lock, in the same transaction, two guards of the review desk
+run (docs/dashboard.md, "The review desk"): a card another reviewer holds is
+refused (HeldByAnother) unless the decider passes ``over_claim``, and a kind
+that needs two approvals (cancellations with CANCELLATION_APPROVALS=2)
+records the first and takes effect on a second from another person. A
+decision's ``reason`` must be on its kind's list.
+
 What a decision does is the kind's own: ``caseloop/kinds/<kind>.py``, found
 through the registry (``caseloop.kinds.DECISIONS``). A cancellation, for
 one, is approved only after the supervisor has reviewed the case, and over a
