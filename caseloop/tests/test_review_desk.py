@@ -4,6 +4,7 @@ import datetime as dt
 import threading
 
 import pytest
+from django.core.exceptions import ImproperlyConfigured
 from django.db import connection
 from django.test import override_settings
 
@@ -223,3 +224,15 @@ def test_a_reason_from_another_list_is_refused_and_nothing_changes(cancellation)
 def test_the_reason_is_kept_with_the_decision(cancellation):
     decided = decisions.reject(cancellation, by=staff("alice"), note="", reason="record_fixed")
     assert decided.reason == "record_fixed"
+
+
+@override_settings(REVIEW_SLA_HOURS={"cancel_membership": 6, "approve_everything": 1})
+def test_an_sla_setting_naming_no_kind_stops_the_start_up():
+    with pytest.raises(ImproperlyConfigured, match="approve_everything"):
+        desk.check_sla_settings()
+
+
+@override_settings(REVIEW_SLA_HOURS={"cancel_membership": 6})
+def test_the_sla_setting_overrides_only_the_kinds_it_names():
+    assert desk.sla("cancel_membership") == dt.timedelta(hours=6)
+    assert desk.sla("review_email") == dt.timedelta(hours=24)
