@@ -6,11 +6,11 @@ wrong; such a case closes ``dismissed``, a false positive the program page
 counts. A case that also holds riders' findings stays with them.
 """
 
-from typing import Any
+from typing import Any, ClassVar
 
 from django.contrib.auth.models import User
 
-from caseloop.kinds.base import KindDecision, claim, record_result
+from caseloop.kinds.base import KindDecision, Reason, claim, record_result
 from caseloop.loop.reaudit import has_pending_actions
 from caseloop.loop.writing import flagged_riders
 from cases.kinds import ReviewVanpool
@@ -23,6 +23,12 @@ Status = Case.Status
 
 class ReviewVanpoolDecision(KindDecision[ReviewVanpool]):
     payload_class = ReviewVanpool
+    reasons: ClassVar[tuple[Reason, ...]] = (
+        Reason("van_reseated", "The van was reseated or replaced", "approve"),
+        Reason("report_corrected", "The operator's report was put right", "approve"),
+        Reason("report_wrong", "The operator's figures were wrong", "reject"),
+        Reason("rule_exempt", "The van is exempt from the rule", "reject"),
+    )
 
     def approve(
         self,

@@ -21,6 +21,8 @@ class ReviewVanpool(ReviewPayload):
     kind: ClassVar[str] = "review_vanpool"
     label: ClassVar[str] = "review a van's §132(f) finding"
     asked_with: ClassVar[frozenset[str]] = frozenset({"vanpool_id", "month", "rules"})
+    # A month's figures for the coordinator: no rider waits on it, so a week.
+    sla_hours: ClassVar[int] = 168
 
     vanpool_id: str = ""
     month: str = ""  # YYYY-MM

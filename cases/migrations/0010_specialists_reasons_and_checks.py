@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('cases', '0008_pending_action_kinds_from_registry'),
+        ('cases', '0009_review_desk'),
     ]
 
     operations = [
