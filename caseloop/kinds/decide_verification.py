@@ -1,14 +1,14 @@
 """Deciding decide_verification: a ruling per rider; a case still failing goes to its riders.
 
 A ruling cannot be rejected: every rider the rules left undecided gets pass
-or fail (``caseloop.audits.decide_verification`` applies them to the findings).
+or fail (``caseloop.rulings.decide_verification`` applies them to the findings).
 """
 
 from typing import Any, ClassVar
 
 from django.contrib.auth.models import User
 
-from caseloop.audits import decide_verification
+from caseloop.rulings import decide_verification
 from caseloop.kinds.base import InvalidDecision, KindDecision
 from cases.kinds import DecideVerification
 from cases.models import Case, PendingAction
