@@ -8,16 +8,18 @@ over a reply nobody has read yet (``guard``). Rejecting it closes the case
 ``dismissed``.
 """
 
-from typing import Any
+from typing import Annotated, Any, ClassVar
 
 from django.contrib.auth.models import User
 from django.db.models import Q
 from django.utils import timezone
+from pydantic import Field, StringConstraints
 
 from caseloop.audits import AlreadyDecided
 from caseloop.kinds.base import (
     InvalidDecision,
     KindDecision,
+    KindEdits,
     claim,
     record_result,
     row,
@@ -39,8 +41,18 @@ class NewerReplyWaiting(AlreadyDecided):
     """The rider wrote after the proposal and the reply is not read yet: a conflict (409)."""
 
 
+class CancelMembershipEdits(KindEdits):
+    override: bool = Field(False, description="Approve over a failed supervisor review.")
+    override_reason: Annotated[
+        str,
+        StringConstraints(strip_whitespace=True, min_length=1, max_length=2000),
+        Field(description="Why, with override."),
+    ] = ""
+
+
 class CancelMembershipDecision(KindDecision[CancelMembership]):
     payload_class = CancelMembership
+    edits_class: ClassVar[type[KindEdits]] = CancelMembershipEdits
 
     def before_deciding(self, action: PendingAction) -> None:
         """Make sure the supervisor has reviewed the case before anyone approves a cancellation.
