@@ -17,6 +17,8 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from poolpatrol.languages import CODES as LANGUAGE_CODES
+from poolpatrol.languages import SHIPPED as SHIPPED_LANGUAGES
 from poolpatrol.env import (
     env_bool,
     env_choice,
@@ -172,7 +174,16 @@ AUTH_PASSWORD_VALIDATORS = [
 if RUNNING_TESTS:
     PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
+# Staff pages are in English (no locale middleware: nothing switches them).
+# Rider mail is written in each rider's language (outreach.rider_language):
+# the languages shipped with a catalog in locale/, and the program's default.
 LANGUAGE_CODE = "en-us"
+LANGUAGES = [(language.code, language.english_name) for language in SHIPPED_LANGUAGES]
+LANGUAGES_BIDI = [language.code for language in SHIPPED_LANGUAGES if language.bidi]
+LOCALE_PATHS = [BASE_DIR / "locale"]
+# Number separators as the riders' own countries write them (poolpatrol/formats/).
+FORMAT_MODULE_PATH = ["poolpatrol.formats"]
+PROGRAM_LANGUAGE = env_choice("PROGRAM_LANGUAGE", "en", LANGUAGE_CODES)
 TIME_ZONE = env_str("TIME_ZONE", "America/Los_Angeles")
 USE_I18N = True
 USE_TZ = True
