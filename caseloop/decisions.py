@@ -7,7 +7,7 @@ an approval of an action that was superseded or expired, claims nothing,
 raises ``AlreadyDecided`` and changes nothing.
 
 A cancellation is approved only after the supervisor has reviewed the case
-(``caseloop.supervisor``); when that review failed, approving needs
+(``caseloop.supervisor.review``); when that review failed, approving needs
 ``edits={"override": true, "override_reason": "…"}``, and the override is
 written to the case's trail and the action's result.
 """
@@ -24,8 +24,11 @@ from django.utils import timezone
 from django.utils.html import escape, linebreaks
 
 from caseloop.audits import AlreadyDecided, decide_verification
-from caseloop.loop import ReplyContext, act_on_bucket, has_pending_actions, thread_for
-from caseloop.supervisor import review_for_decision
+from caseloop.loop.buckets import act_on_bucket
+from caseloop.loop.reading import ReplyContext
+from caseloop.loop.reaudit import has_pending_actions
+from caseloop.loop.writing import thread_for
+from caseloop.supervisor.review import review_for_decision
 from cases.lifecycle import lock_case, record_event, transition
 from cases.models import Case, CaseReview, PendingAction
 from outreach.compose import RenderedEmail
@@ -156,7 +159,7 @@ def _refuse_over_an_unread_reply(action: PendingAction) -> None:
 
     A reply stored after the proposal but not yet processed by the worker may
     say "don't cancel": the approval waits until it is read (which withdraws
-    the proposal and asks a person, see ``loop._act_on_reply``). So does any
+    the proposal and asks a person, see ``caseloop.loop.inbound``). So does any
     message quarantined on the case's thread (one we could not read, addressed
     to its reply address) until a person has decided its card. Runs after
     ``lock_case``, inside the approval's transaction.

@@ -9,7 +9,7 @@ when, and what the coordinator decides. This module plays it:
 - HR's roster files, through the importer (``vanpools.importer.import_data``);
 - every Monday's audit of the quarter's vanpools (``caseloop.audits``), which
   writes to flagged riders as it always does;
-- a daily deadline sweep (``caseloop.loop.process_timeouts``): reminders,
+- a daily deadline sweep (``caseloop.loop.deadlines.process_timeouts``): reminders,
   re-audits at the deadline, pre-cancel and the supervisor's review;
 - each reply as a real email through the inbound path
   (``outreach.inbound.receive_raw``), read by the reply reader and acted on;
@@ -41,7 +41,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from caseloop.audits import audit_vanpools
 from caseloop.decisions import approve, reject
-from caseloop.loop import process_timeouts
+from caseloop.loop.deadlines import process_timeouts
 from cases.models import Case, PendingAction
 from outreach.inbound import receive_raw
 from outreach.models import Message

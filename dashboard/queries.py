@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from agents.models import AgentRun
 from caseloop.lessons import SimilarCases, similar_past_cases_for
-from caseloop.supervisor import latest_reviews_for
+from caseloop.supervisor.review import latest_reviews_for
 from cases.models import Case, CaseEvent, CaseReview, PendingAction, Verification
 from outreach.models import EmailThread, Message
 from outreach.parsing import html_to_text

@@ -999,7 +999,7 @@ def _build_program(case: dict[str, Any]) -> Any:
 
 def _apply(scenario: Scenario, event: dict[str, Any]) -> None:
     from caseloop.audits import audit_vanpool
-    from caseloop.loop import process_timeouts
+    from caseloop.loop.deadlines import process_timeouts
     from outreach.inbound import receive_raw
 
     kind = event["do"]
@@ -1192,16 +1192,15 @@ def _decide_stale(scenario: Scenario, event: dict[str, Any], pending: Any, who: 
 @contextlib.contextmanager
 def _recording_answers(scenario: Scenario) -> Iterator[None]:
     """Keep each answer the loop writes to a rider, with the facts it was written from."""
-    from caseloop import loop
-
-    original = loop.answer_question
+    from outreach.replies.answers import answer_question as original
 
     def answer_question(question: str, facts: Any) -> list[str]:
         paragraphs = original(question, facts)
         scenario.answers.append((facts.employee_id, paragraphs, facts))
         return paragraphs
 
-    with mock.patch.object(loop, "answer_question", answer_question):
+    # Patched where the loop looks it up, so every answer it writes passes through here.
+    with mock.patch("caseloop.loop.buckets.answer_question", answer_question):
         yield
 
 

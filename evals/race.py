@@ -34,8 +34,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from caseloop.audits import audit_vanpool
-from caseloop.loop import enter_pre_cancel
-from caseloop.supervisor import review_for_decision
+from caseloop.loop.reaudit import enter_pre_cancel
+from caseloop.supervisor.review import review_for_decision
 from cases.models import Case, PendingAction
 from outreach.models import Message
 from poolpatrol.queue import run_inline

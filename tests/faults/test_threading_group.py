@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from agents.models import AgentRun
 from caseloop.audits import audit_vanpool
-from caseloop.loop import process_timeouts
+from caseloop.loop.deadlines import process_timeouts
 from caseloop.tests.test_loop import (
     FAR_ZIP,
     NEAR_ZIP,

@@ -28,7 +28,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from caseloop.audits import audit_vanpools
-from caseloop.loop import process_inbound
+from caseloop.loop.inbound import process_inbound
 from cases.models import Case
 from evals.scratch_db import scratch_database
 from outreach.models import Message
