@@ -305,7 +305,18 @@ def render_email(
         subject = _render(f"emails/{template}/subject.txt", context, autoescape=False)
         text = _render(f"emails/{template}/body.txt", context, autoescape=False)
         html = _render(f"emails/{template}/body.html", context, autoescape=True)
+    text, html = _joined(text), _joined(html)
     return RenderedEmail(subject=" ".join(subject.split()), text=tidy_text(text), html=html.strip())
+
+
+# The templates join whole sentences with a space; Chinese and Japanese run
+# sentences together, so a space after their full stop (or closing bracket)
+# before more of their script is dropped.
+_CJK_GAP = re.compile(r"(?<=[。！？；：）」』])[ ]+(?=[\u3000-\u30ff\u3400-\u9fff\uff00-\uffef])")
+
+
+def _joined(text: str) -> str:
+    return _CJK_GAP.sub("", text)
 
 
 def _layout(facts: RiderFacts) -> dict[str, object]:
@@ -345,6 +356,7 @@ def _render(name: str, context: dict[str, Any], *, autoescape: bool) -> str:
     return engine.get_template(name).render(Context(context, autoescape=autoescape))
 
 
+_UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
 _BULLET = re.compile(r"^(\s*(?:[-*•]|\d+\.)\s+|\s+)")
 
 
@@ -355,7 +367,9 @@ def tidy_text(text: str) -> str:
         line = line.rstrip()
         if not line and (not lines or not lines[-1]):
             continue  # no leading or doubled blank lines
-        if len(line) <= TEXT_WIDTH:
+        if len(line) <= TEXT_WIDTH or _UNSPACED.search(line):
+            # Chinese runs its words together: broken only at its rare spaces,
+            # a line reads worse than one the reader's mail program wraps.
             lines.append(line)
             continue
         bullet = _BULLET.match(line)
