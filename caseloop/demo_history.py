@@ -6,7 +6,7 @@ weekly trend mean something on a first run. fixtures/demo/history.json says
 who the quarter's riders are, what goes wrong for each, what they reply and
 when, and what the coordinator decides. This module plays it:
 
-- HR's roster files, through the importer (``vanpools.importer.import_data``);
+- HR's roster files, through the importer (``vanpools.importing.import_data``);
 - every Monday's audit of the quarter's vanpools (``caseloop.audits``), which
   writes to flagged riders as it always does;
 - a daily deadline sweep (``caseloop.loop.deadlines.process_timeouts``): reminders,
@@ -46,7 +46,7 @@ from cases.models import Case, PendingAction
 from outreach.inbound import receive_raw
 from outreach.models import Message
 from poolpatrol.queue import run_inline
-from vanpools.importer import import_data
+from vanpools.importing import import_data
 from vanpools.models import Employee
 
 DEMO_HISTORY = Path(settings.BASE_DIR) / "fixtures" / "demo" / "history.json"

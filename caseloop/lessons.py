@@ -27,6 +27,7 @@ from django.db.models.functions import RowNumber
 from pydantic import BaseModel, ConfigDict
 
 from agents import llm
+from agents.prompting import data_block, load_prompt
 from agents.tracing import RunTrace, save_trace_tree, timed, traced_structured
 from cases.models import Case, CaseEvent, CaseLesson, CaseReview, PendingAction, Verification
 from outreach.models import Message
@@ -224,8 +225,8 @@ def _model_sentence(
     client: "llm.OpenAIClient", signals: dict, draft: str, parent: RunTrace
 ) -> tuple[str, str] | None:
     """(sentence, model) from the model, or None when it fails (the trace keeps the error)."""
-    prompt = llm.load_prompt("lesson", PROMPT_VERSION)
-    user = llm.data_block("signals", signals) + "\n" + llm.data_block("draft", {"text": draft})
+    prompt = load_prompt("lesson", PROMPT_VERSION)
+    user = data_block("signals", signals) + "\n" + data_block("draft", {"text": draft})
     call = traced_structured(client, AGENT, prompt, user, LessonSentence, parent)
     if call is None:
         return None

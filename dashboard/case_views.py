@@ -21,6 +21,7 @@ from django.utils.timesince import timesince
 from django.utils.timezone import localtime
 from django.views.decorators.http import require_GET, require_POST
 
+from caseloop.case_qa.answer import answer_question
 from caseloop.decisions import (
     DECIDE_PERMISSION,
     AlreadyDecided,
@@ -39,7 +40,7 @@ from dashboard.case_forms import (
     QueueFilterForm,
     decision_form,
 )
-from dashboard.case_qa import answer_question
+from dashboard.case_qa import case_page_links
 
 Kind = PendingAction.Kind
 
@@ -319,7 +320,7 @@ def _case_context(request: HttpRequest, records: queries.CaseRecords, **extra: A
         others = [item for item in items if item.item.get("employee_id") not in flagged]
         evidence.append({"verification": verification, "shown": shown, "others": others})
     older = [v for v in records.verifications if records.latest.get(v.check_type) != v]
-    emails = [{"message": m, "body": queries.message_text(m)} for m in records.messages]
+    emails = [{"message": m, "body": m.readable_text()} for m in records.messages]
     flags = [
         {
             "employee_id": emp,
@@ -381,7 +382,8 @@ def case_ask(request: HtmxHttpRequest, case_id: str) -> HttpResponse:
     answer = None
     status = 200
     if form.is_valid():
-        answer = answer_question(records, form.cleaned_data["question"])
+        question = form.cleaned_data["question"]
+        answer = answer_question(records, question, link=case_page_links(records.case.case_id))
     else:
         status = 422
     if request.htmx:

@@ -21,7 +21,6 @@ from caseloop.lessons import SimilarCases, similar_past_cases_for
 from caseloop.supervisor.review import latest_reviews_for
 from cases.models import Case, CaseEvent, CaseReview, PendingAction, Verification
 from outreach.models import EmailThread, Message
-from outreach.parsing import html_to_text
 from vanpools.models import Employee, Vanpool
 
 Kind = PendingAction.Kind
@@ -203,7 +202,7 @@ class Card:
 
     @property
     def message_body(self) -> str:
-        return message_text(self.action.message) if self.action.message is not None else ""
+        return self.action.message.readable_text() if self.action.message is not None else ""
 
     @property
     def employee_id(self) -> str:
@@ -558,15 +557,6 @@ def run_tree(runs: list[AgentRun]) -> list[tuple[AgentRun, int]]:
 
     walk(None, 0)
     return ordered
-
-
-def message_text(message: Message) -> str:
-    """What the page shows of an email: its text, else its HTML as text. Never markup."""
-    if message.text_body.strip():
-        return message.text_body
-    if message.html_body.strip():
-        return html_to_text(message.html_body)
-    return ""
 
 
 def when(value: datetime | None) -> str:

@@ -49,6 +49,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agents import llm, telemetry
 from agents.faithfulness import check_faithfulness
+from agents.model_errors import ModelError
+from agents.prompting import data_block
 from agents.tracing import RunTrace
 from audit.facts import facts_json, preload_vanpools
 from audit.location import NEAR_LIMIT_MILES
@@ -469,7 +471,7 @@ def metered() -> Iterator[Usage]:
     def structured(self: llm.OpenAIClient, *args: Any, **kwargs: Any) -> Any:
         try:
             call = original(self, *args, **kwargs)
-        except llm.ModelError as error:
+        except ModelError as error:
             record(error, failed=True)
             raise
         record(call, failed=False)
@@ -566,12 +568,12 @@ def score_clarity(report: Report, model: str) -> None:
     models = {**settings.LLM_MODELS, "judge": model}
     with override_settings(LLM_MODELS=models):
         for text in {c.text for r in report.results for c in r.checked}:
-            user = llm.data_block("text", text)
+            user = data_block("text", text)
             try:
                 call = client.structured(
                     "judge", JUDGE_PROMPT_VERSION, JUDGE_PROMPT, user, ClarityScore
                 )
-            except llm.ModelError:
+            except ModelError:
                 scores[text] = None
                 continue
             scores[text] = call.parsed.clarity

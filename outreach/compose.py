@@ -23,7 +23,7 @@ from django.utils.html import format_html
 
 from audit.facts import shift_facts
 from audit.location import shown_miles
-from audit.shift import Unreadable, WeeklySchedule, read_shift
+from audit.shift.readings import Unreadable, WeeklySchedule, read_shift
 from cases.models import Case, Verification
 from outreach.localize import deadline_text, hours_text, number_text, place_text
 from poolpatrol.languages import BY_CODE, SHIPPED

@@ -7,7 +7,6 @@ SECRET_KEY and ALLOWED_HOSTS. Every variable is listed in docs/operating.md#sett
 """
 
 import datetime as dt
-import json
 import os
 import sys
 import tempfile
@@ -26,6 +25,7 @@ from poolpatrol.env import (
     env_int,
     env_list,
     env_networks,
+    env_prices,
     env_rate,
     env_str,
 )
@@ -511,31 +511,12 @@ LLM_MODELS = {
 }
 
 
-def _llm_price_overrides(raw: str) -> dict[str, dict[str, Decimal]]:
-    """LLM_PRICES_JSON, refused unless every price is a finite, non-negative number."""
-    try:
-        prices = {
-            model: {kind: Decimal(str(price[kind])) for kind in ("input", "output")}
-            for model, price in json.loads(raw or "{}").items()
-        }
-    except (ValueError, TypeError, KeyError, AttributeError, ArithmeticError):
-        prices = None
-    if prices is None or any(
-        not value.is_finite() or value < 0 for price in prices.values() for value in price.values()
-    ):
-        raise ImproperlyConfigured(
-            f"LLM_PRICES_JSON={raw!r} must look like "
-            '{"model": {"input": 2.0, "output": 8.0}} (USD per 1M tokens, not negative)'
-        )
-    return prices
-
-
 # USD per 1M tokens. LLM_PRICES_JSON adds or replaces models, e.g.
 # {"my-model": {"input": 0.5, "output": 1.5}}; an unpriced model is recorded at 0.
 LLM_PRICES = {
     "gpt-4.1": {"input": Decimal("2.00"), "output": Decimal("8.00")},
     "gpt-4.1-mini": {"input": Decimal("0.40"), "output": Decimal("1.60")},
-} | _llm_price_overrides(env_str("LLM_PRICES_JSON"))
+} | env_prices("LLM_PRICES_JSON")
 DEFAULT_MAX_COMMUTE_MILES = env_int("DEFAULT_MAX_COMMUTE_MILES", 50, minimum=1)
 COMMUTE_CIRCUITY_FACTOR = env_float("COMMUTE_CIRCUITY_FACTOR", 1.2, minimum=1.0)
 # Dotted path to a class with .name and .commute_miles(home, pickup); the

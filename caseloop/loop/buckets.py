@@ -19,9 +19,10 @@ from cases.lifecycle import Actor, lock_case, request_review, transition
 from cases.models import Case, PendingAction
 from outreach.compose import render_email, rider_facts
 from outreach.inbound import reply_collapse_key
-from outreach.rider_language import rider_language
 from outreach.replies.answers import answer_question
-from outreach.replies.classify import ReplyClassification, strip_quoted
+from outreach.replies.classify import ReplyClassification
+from outreach.replies.own_words import strip_quoted
+from outreach.rider_language import rider_language
 from outreach.sending import answer_threading, queue_template
 
 logger = logging.getLogger(__name__)

@@ -13,7 +13,8 @@ from agents.tracing import RunTrace, save_trace_tree, timed
 from cases.models import Case
 from outreach.models import Message
 from outreach.parsing import text_for_classification
-from outreach.replies.classify import ReplyClassification, classify_reply, strip_quoted
+from outreach.replies.classify import ReplyClassification, classify_reply
+from outreach.replies.own_words import strip_quoted
 from outreach.rider_language import detected_language
 from vanpools.models import Employee
 

@@ -11,6 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from agents import llm
+from agents.prompting import data_block, load_prompt
 from agents.tracing import RunTrace, traced_structured
 from caseloop.supervisor.package import AGENT, Issue, Package, Severity, evidence_for
 from cases.models import Verification
@@ -24,17 +25,9 @@ Strength = Literal["weak", "adequate", "strong"]
 # A location fail this far beyond the limit is unmistakable; one closer is
 # adequate, and closer still on a ZIP-centroid home is weak.
 STRONG_DISTANCE_RATIO = 1.5
-
-
 CENTROID_WEAK_RATIO = 1.2
-
-
 STRONG_SHIFT_SHARE = 0.6
-
-
 ADEQUATE_SHIFT_SHARE = 0.3
-
-
 _RANK: dict[str, int] = {"weak": 0, "adequate": 1, "strong": 2}
 
 
@@ -254,8 +247,8 @@ def assess_with_model(
     package: Package, found: dict[str, list[Issue]], client: "llm.OpenAIClient", parent: RunTrace
 ) -> ReasoningAssessment | None:
     """The model's assessment, or None (recorded on the trace) when it is unavailable."""
-    prompt = llm.load_prompt(AGENT, PROMPT_VERSION)
-    user = llm.data_block("evidence_package", _model_input(package, found))
+    prompt = load_prompt(AGENT, PROMPT_VERSION)
+    user = data_block("evidence_package", _model_input(package, found))
     call = traced_structured(client, AGENT, prompt, user, ReasoningAssessment, parent)
     if call is None:
         logger.warning("supervisor model unavailable for %s", package.case.case_id)

@@ -33,22 +33,12 @@ from caseloop.supervisor.timeline import check_timeline
 from cases.models import Case, CaseEvent, CaseReview
 
 logger = logging.getLogger(__name__)
-
 PASS_SCORE = 70
-
-
 SEVERITY_PENALTY: dict[str, int] = {"high": 10, "medium": 5, "low": 2}
-
-
 TYPE_PENALTY: dict[str, int] = {"missing_section": 15, "consistency": 20}
-
-
 WEAK_JUSTIFICATION_PENALTY = 15
 
-
 CHECK_NAMES = ("summary", "evidence", "consistency", "timeline", "membership", "replies")
-
-
 CHECKS = {
     "summary": check_summary,
     "evidence": check_evidence,

@@ -18,7 +18,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from outreach.replies.boilerplate import without_boilerplate
-from outreach.replies.classify import strip_quoted
+from outreach.replies.own_words import strip_quoted
 
 # A request is a name and a few polite words; more than this is a message.
 MAX_WORDS = 8

@@ -13,10 +13,10 @@ from outreach.replies.classify import (
     classify_reply,
     review_threshold,
     rider_words,
-    strip_quoted,
     unread_languages,
 )
 from outreach.replies.guardrails import check_untrusted
+from outreach.replies.own_words import strip_quoted
 from outreach.replies.reader import default_reader
 from tests.llm_server import Scripted, api_error, completion, model_endpoint
 

@@ -12,10 +12,11 @@ Pure: no database, no importer state.
 """
 
 import difflib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from vanpools.mapping import MISSING, KindMapping, Recipe, lookup
+from vanpools.importing.mapping.recipes import MISSING, lookup
+from vanpools.importing.mapping.spec import KindMapping, Recipe
 
 # How far into a row the "did you mean" looks, and how many rows it reads.
 SUGGEST_DEPTH = 4
@@ -57,7 +58,7 @@ def unmatched_rider_keys(recipe: Recipe | None, riders: Iterable[object]) -> lis
     return found
 
 
-def did_you_mean(path: str, rows: Sequence[dict]) -> str:
+def did_you_mean(path: str, rows: Sequence[Mapping[str, object]]) -> str:
     """The closest path the rows do hold, as the rows write it."""
     written: dict[str, str] = {}
     for row in rows[:SUGGEST_ROWS]:
