@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from django.conf import settings
+from django.db.models import OuterRef, QuerySet, Subquery, Value
+from django.db.models.functions import Coalesce
 
 from outreach.language import identify
 from outreach.models import Message
@@ -58,12 +60,18 @@ class LanguageChoice:
 
 
 def rider_language(employee: Employee) -> LanguageChoice:
-    """The language to write to this rider in (the module's order)."""
+    """The language to write to this rider in (the module's order).
+
+    An employee loaded with ``with_reply_language`` brings its latest reply's
+    language along, and costs no query here.
+    """
     if employee.requested_language in BY_CODE:
         return LanguageChoice(employee.requested_language, "asked")
     if employee.preferred_language in BY_CODE:
         return LanguageChoice(employee.preferred_language, "roster")
-    replied = latest_reply_language(employee)
+    replied = getattr(employee, REPLY_LANGUAGE, None)
+    if replied is None:
+        replied = latest_reply_language(employee)
     if replied:
         return LanguageChoice(replied, "reply")
     return LanguageChoice(settings.PROGRAM_LANGUAGE, "program")
@@ -71,17 +79,26 @@ def rider_language(employee: Employee) -> LanguageChoice:
 
 def latest_reply_language(employee: Employee) -> str:
     """The shipped language of the rider's latest reply the detector was sure of, or ''."""
-    languages = (
-        Message.objects.filter(
-            employee=employee,
-            direction=Message.Direction.INBOUND,
-            kind=Message.Kind.REPLY,
-            language__in=list(BY_CODE),
-        )
-        .order_by("-received_at", "-pk")
-        .values_list("language", flat=True)
-    )
-    return languages.first() or ""
+    return _sure_replies(employee.pk).values_list("language", flat=True).first() or ""
+
+
+# The attribute ``with_reply_language`` annotates.
+REPLY_LANGUAGE = "latest_reply_language"
+
+
+def with_reply_language(employees: QuerySet[Employee]) -> QuerySet[Employee]:
+    """Employees with their latest sure reply's language, in the same query."""
+    language = Subquery(_sure_replies(OuterRef("pk")).values("language")[:1])
+    return employees.annotate(**{REPLY_LANGUAGE: Coalesce(language, Value(""))})
+
+
+def _sure_replies(employee: object) -> QuerySet[Message]:
+    return Message.objects.filter(
+        employee=employee,
+        direction=Message.Direction.INBOUND,
+        kind=Message.Kind.REPLY,
+        language__in=list(BY_CODE),
+    ).order_by("-received_at", "-pk")
 
 
 def detected_language(words: str) -> str:

@@ -84,3 +84,14 @@ def test_the_choice_says_where_it_came_from_for_staff():
 )
 def test_the_detector_names_a_shipped_language_only_when_it_is_sure(words, language):
     assert detected_language(words) == language
+
+
+def test_an_employee_loaded_with_its_reply_language_needs_no_query(django_assert_num_queries):
+    from outreach.rider_language import with_reply_language
+    from vanpools.models import Employee
+
+    employee = EmployeeFactory()
+    replied(employee, "tl")
+    loaded = with_reply_language(Employee.objects.filter(pk=employee.pk)).get()
+    with django_assert_num_queries(0):
+        assert rider_language(loaded).code == "tl"
