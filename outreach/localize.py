@@ -105,14 +105,17 @@ def hours_text(hours: str) -> str:
     days = _weekday_abbreviations()
     hours = _DAY.sub(lambda match: days[match.group(1)], hours)
     hours = _ROTATION.sub(
-        lambda match: pgettext(
-            "shift rotation: days worked, then days off", "rotating %(on)s on / %(off)s off"
-        )
-        % {"on": match.group(1), "off": match.group(2)},
+        lambda match: (
+            pgettext(
+                "shift rotation: days worked, then days off", "rotating %(on)s on / %(off)s off"
+            )
+            % {"on": match.group(1), "off": match.group(2)}
+        ),
         hours,
     )
     return _CYCLE.sub(
-        lambda match: ", "
-        + pgettext("shift rotation", "cycle from %(date)s") % {"date": match.group(1)},
+        lambda match: (
+            ", " + pgettext("shift rotation", "cycle from %(date)s") % {"date": match.group(1)}
+        ),
         hours,
     )

@@ -92,7 +92,7 @@ def with_reply_language(employees: QuerySet[Employee]) -> QuerySet[Employee]:
     return employees.annotate(**{REPLY_LANGUAGE: Coalesce(language, Value(""))})
 
 
-def _sure_replies(employee: object) -> QuerySet[Message]:
+def _sure_replies(employee: int | OuterRef) -> QuerySet[Message]:
     return Message.objects.filter(
         employee=employee,
         direction=Message.Direction.INBOUND,

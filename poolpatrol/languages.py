@@ -16,7 +16,9 @@ class Language:
     code: str  # Django's language code, also the HTML lang attribute
     english_name: str  # what staff pages call it
     own_name: str  # what the language calls itself
-    reply_word: str  # what a rider replies to get their email in it (outreach.replies.language_requests)
+    reply_word: (
+        str  # what a rider replies to get their email in it (outreach.replies.language_requests)
+    )
     names: tuple[str, ...] = ()  # more spellings a roster may use (codes, English, its own)
     bidi: bool = False  # written right to left
 
@@ -49,7 +51,9 @@ SHIPPED: tuple[Language, ...] = (
         "PORTUGUÊS",
         ("pt", "por", "portuguese", "português", "portugues", "brazilian portuguese"),
     ),
-    Language("ht", "Haitian Creole", "Kreyòl ayisyen", "KREYÒL", ("hat", "haitian", "creole", "kreyol")),
+    Language(
+        "ht", "Haitian Creole", "Kreyòl ayisyen", "KREYÒL", ("hat", "haitian", "creole", "kreyol")
+    ),
     Language("ar", "Arabic", "العربية", "العربية", ("ara", "عربي"), bidi=True),
 )
 CODES: tuple[str, ...] = tuple(language.code for language in SHIPPED)

@@ -16,8 +16,6 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from poolpatrol.languages import CODES as LANGUAGE_CODES
-from poolpatrol.languages import SHIPPED as SHIPPED_LANGUAGES
 from poolpatrol.env import (
     env_bool,
     env_choice,
@@ -29,6 +27,8 @@ from poolpatrol.env import (
     env_rate,
     env_str,
 )
+from poolpatrol.languages import CODES as LANGUAGE_CODES
+from poolpatrol.languages import SHIPPED as SHIPPED_LANGUAGES
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("VAR_DIR", str(BASE_DIR / "var")))

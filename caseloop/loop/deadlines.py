@@ -13,8 +13,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from audit.decide import ALL_CHECKS
-from caseloop.loop.languages import REQUEST_KEY
 from caseloop.loop.inbound import read_waiting_replies
+from caseloop.loop.languages import REQUEST_KEY
 from caseloop.loop.reaudit import reaudit
 from caseloop.loop.writing import AGENT, flagged_riders, thread_for
 from cases.lifecycle import claim_expired_deadline, expire_cancellation_proposals

@@ -13,6 +13,8 @@ cancellation waiting, an escalation before, a person already deciding, a
 closed case) apply to it as to any other.
 """
 
+from caseloop.loop.reading import ReplyContext
+from caseloop.loop.writing import AGENT, thread_for
 from cases.lifecycle import record_event
 from outreach.compose import INITIAL_TEMPLATES
 from outreach.models import Message
@@ -22,13 +24,12 @@ from outreach.sending import answer_threading, queue_template
 from poolpatrol.languages import language_name
 from vanpools.models import Employee
 
-from caseloop.loop.reading import ReplyContext
-from caseloop.loop.writing import AGENT, thread_for
-
 # The letters that say where the rider stands from the case's facts alone,
 # and so can be written again in another language. An answer (it quotes the
 # rider's question) and a holding reply (a person may have edited it) cannot.
-RESENDABLE = frozenset({*INITIAL_TEMPLATES.values(), "reminder", "still_shows", "resolved", "cancelled"})
+RESENDABLE = frozenset(
+    {*INITIAL_TEMPLATES.values(), "reminder", "still_shows", "resolved", "cancelled"}
+)
 # Stored on the reply instead of a bucket: the reminder sweep does not count it
 # as an answer, and the timeline shows what was asked.
 REQUEST_KEY = "language_request"
@@ -55,8 +56,7 @@ def honour_language_request(ctx: ReplyContext, language: str) -> Message | None:
         ctx.case,
         actor=AGENT,
         note=f"{ctx.employee.employee_id} asked for emails in {language_name(language)} "
-        f"(reply {message.message_id})"
-        + (f"; {letter} sent again in it" if letter else ""),
+        f"(reply {message.message_id})" + (f"; {letter} sent again in it" if letter else ""),
         data={"message_id": message.message_id, "language": language, "resent": letter},
     )
     if not letter:

@@ -79,4 +79,3 @@ def mark_processed(message: Message, result: ReplyClassification | None = None) 
         message.classification = result.model_dump()
         fields += ["bucket", "bucket_confidence", "classification"]
     message.save(update_fields=fields)
-

@@ -1,31 +1,39 @@
-"""The rider's language in the reply loop: the choice order, and a reply that asks for a language."""
+"""The rider's language in the reply loop: the choice order, a reply that asks for one."""
 
 import datetime as dt
 
 import pytest
 from django.core import mail
 
+from caseloop.audits import audit_vanpool
 from caseloop.loop.deadlines import process_timeouts
-from caseloop.tests.test_loop import (  # noqa: F401 (fixtures)
-    case,
-    deliver,
-    far_rider,
-    pre_cancelled,
-    reply,
-    van,
-)
+from caseloop.tests.test_loop import FAR_ZIP, NEAR_ZIP, deliver, far_rider, pre_cancelled, reply
 from cases.models import Case, CaseEvent, PendingAction
 from outreach.models import Message
 from outreach.rider_language import rider_language
+from tests.factories import EmployeeFactory, RiderFactory, VanpoolFactory
 from vanpools.models import Employee
 
 pytestmark = pytest.mark.django_db
 Status = Case.Status
 
 
-def test_the_first_letter_is_in_the_roster_language(van, run):
-    from caseloop.audits import audit_vanpool
+@pytest.fixture
+def van():
+    vanpool = VanpoolFactory()
+    RiderFactory(vanpool=vanpool, employee=EmployeeFactory(first_name="Nadia", home_zip=NEAR_ZIP))
+    RiderFactory(vanpool=vanpool, employee=EmployeeFactory(first_name="Farid", home_zip=FAR_ZIP))
+    return vanpool
 
+
+@pytest.fixture
+def case(van, run):
+    """The audit fails the far rider; outreach writes to them."""
+    run(audit_vanpool, van.vanpool_id)
+    return Case.objects.get(vanpool=van)
+
+
+def test_the_first_letter_is_in_the_roster_language(van, run):
     far = far_rider(van)
     Employee.objects.filter(pk=far.pk).update(preferred_language="vi")
     run(audit_vanpool, van.vanpool_id)
@@ -89,9 +97,7 @@ def test_the_riders_request_comes_before_the_roster(case, van, run):
     assert rider_language(far).code == "vi" and far.preferred_language == "es"
 
 
-def test_a_language_request_is_not_an_answer_the_reminder_still_goes(
-    case, van, run, _frozen_time
-):
+def test_a_language_request_is_not_an_answer_the_reminder_still_goes(case, van, run, _frozen_time):
     deliver(run, reply(case, far_rider(van), "Español por favor"))
     _frozen_time.shift(dt.timedelta(days=5, hours=1))
     assert run(process_timeouts)["reminders"] == 1

@@ -55,9 +55,10 @@ def _english_sentences() -> list[re.Pattern[str]]:
     patterns = []
     for entry in catalog(CATALOG_LOCALES[0]):
         for english in filter(None, (entry.msgid, entry.msgid_plural)):
-            if IN_ENGLISH_TOO in english or len(re.findall(r"[A-Za-z]{2,}", re.sub(
-                r"%\(\w+\)s", "", english
-            ))) < 3:
+            if (
+                IN_ENGLISH_TOO in english
+                or len(re.findall(r"[A-Za-z]{2,}", re.sub(r"%\(\w+\)s", "", english))) < 3
+            ):
                 continue
             parts = [re.escape(part) for part in re.split(r"%\(\w+\)s", english)]
             patterns.append(re.compile(r"\s*".join(".+?".join(parts).split(r"\ "))))

@@ -1,4 +1,4 @@
-"""Which language a rider is written to in: their request, the roster, their replies, the program."""
+"""Which language a rider is written to in: request, roster, replies, the program's."""
 
 import datetime as dt
 

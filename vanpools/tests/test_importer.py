@@ -430,8 +430,17 @@ def test_it_keeps_the_roster_text_of_a_zip_whose_leading_zero_it_restored(given,
 
 @pytest.mark.parametrize(
     ("given", "stored"),
-    [("es", "es"), ("Spanish", "es"), ("ESPAÑOL", "es"), ("zh", "zh-hans"), ("中文", "zh-hans"),
-     ("Kreyol", "ht"), ("pt-BR", "pt-br"), ("Filipino", "tl"), ("Arabic", "ar")],
+    [
+        ("es", "es"),
+        ("Spanish", "es"),
+        ("ESPAÑOL", "es"),
+        ("zh", "zh-hans"),
+        ("中文", "zh-hans"),
+        ("Kreyol", "ht"),
+        ("pt-BR", "pt-br"),
+        ("Filipino", "tl"),
+        ("Arabic", "ar"),
+    ],
 )
 def test_it_reads_a_preferred_language_by_its_code_or_its_name(tmp_path, given, stored):
     import_file(write_csv(tmp_path, [EMPLOYEE | {"preferred_language": given}]))

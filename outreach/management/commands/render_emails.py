@@ -1,4 +1,4 @@
-"""manage.py render_emails [--lang CODE …] [--out DIR] — every rider email, in each language, to files.
+"""manage.py render_emails [--lang CODE …] [--out DIR] — every rider email in each language.
 
 For translators and reviewers: each template rendered for one sample rider
 (both checks failing, a deadline, a shift name, leave left out) in each
