@@ -78,6 +78,7 @@ def test_the_committed_compiled_catalog_says_what_its_source_says(locale):
     assert len(compiled) == len(po)  # polib keeps the header as metadata
 
 
+@pytest.mark.slow_process  # makemessages runs xgettext and msgmerge
 def test_the_catalogs_hold_exactly_the_sentences_of_the_rider_copy(tmp_path, monkeypatch):
     """makemessages on a copy of the rider copy and the catalogs changes no entry."""
     for path in RIDER_COPY:
@@ -98,6 +99,25 @@ def test_the_catalogs_hold_exactly_the_sentences_of_the_rider_copy(tmp_path, mon
             (e.msgctxt, e.msgid, e.msgid_plural) for e in ours
         }, f"locale/{locale} is out of date with the templates: run make messages"
         assert not fresh.untranslated_entries() and not fresh.fuzzy_entries()
+
+
+@pytest.mark.slow_process  # compilemessages runs msgfmt
+def test_every_catalog_compiles_with_gettext_and_says_what_the_committed_one_says(
+    tmp_path, monkeypatch
+):
+    """compilemessages (msgfmt --check-format) on a fresh copy succeeds and matches the .mo."""
+    shutil.copytree(LOCALE, tmp_path / "locale")
+    for mo in (tmp_path / "locale").rglob("*.mo"):
+        mo.unlink()
+    monkeypatch.chdir(tmp_path)  # compilemessages walks the folder it runs in
+    with override_settings(LOCALE_PATHS=[tmp_path / "locale"]):
+        call_command("compilemessages", locale=list(CATALOG_LOCALES), verbosity=0)
+    for locale in CATALOG_LOCALES:
+        built = polib.mofile(str(tmp_path / "locale" / locale / "LC_MESSAGES" / "django.mo"))
+        committed = polib.mofile(str(LOCALE / locale / "LC_MESSAGES" / "django.mo"))
+        assert {(e.msgctxt, e.msgid, e.msgstr) for e in built} == {
+            (e.msgctxt, e.msgid, e.msgstr) for e in committed
+        }, f"locale/{locale}: the committed django.mo is stale: run make messages"
 
 
 def test_no_rider_template_says_a_word_outside_a_translation_tag():
