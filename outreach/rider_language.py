@@ -22,6 +22,7 @@ from django.db.models.functions import Coalesce
 
 from outreach.language import identify
 from outreach.models import Message
+from outreach.replies.own_words import strip_quoted
 from outreach.replies.questions import question_language
 from poolpatrol.languages import BY_CODE, language_name
 from vanpools.models import Employee
@@ -116,3 +117,28 @@ def detected_language(words: str) -> str:
         if code in BY_CODE and probability >= SURE_PROBABILITY:
             return code
     return "es" if words.strip() and question_language(words) == "es" else ""
+
+
+@dataclass(frozen=True)
+class WordsLanguage:
+    """The language a message's words are in, for a staff page that shows them."""
+
+    code: str  # a shipped language's code, the HTML lang attribute
+    name: str  # its English name: 'Arabic'
+    rtl: bool  # written right to left (the HTML dir attribute)
+
+
+def words_language(message: Message) -> WordsLanguage | None:
+    """The shipped language other than English a message is written in; None if English or unsure.
+
+    As recorded when it was read or written (``Message.language``); a rider's
+    email not read yet (one waiting to be matched to a case) is detected from
+    the rider's own words, the quoted history left out.
+    """
+    code = message.language
+    if not code and message.direction == Message.Direction.INBOUND:
+        code = detected_language(strip_quoted(message.readable_text()))
+    language = BY_CODE.get(code)
+    if language is None or language.code == "en":
+        return None
+    return WordsLanguage(language.code, language.english_name, language.bidi)
