@@ -122,7 +122,9 @@ def test_every_catalog_compiles_with_gettext_and_says_what_the_committed_one_say
 
 def test_no_rider_template_says_a_word_outside_a_translation_tag():
     """Outside {% blocktranslate %} a rider template holds markup, values and punctuation."""
-    for template in (ROOT / "templates" / "emails").rglob("*.*"):
+    folders = [ROOT / path for path in RIDER_COPY if (ROOT / path).is_dir()]
+    assert ROOT / "templates" / "emails" in folders
+    for template in (path for folder in folders for path in folder.rglob("*.*")):
         text = template.read_text(encoding="utf-8")
         outside = re.sub(r"\{% blocktranslate.*?\{% endblocktranslate %\}", " ", text, flags=re.S)
         loose = re.sub(r"\{%.*?%\}|\{\{.*?\}\}|<[^>]+>", " ", outside, flags=re.S)
