@@ -138,6 +138,9 @@ class Message(PublicIdModel):
     provider_message_id = models.CharField(max_length=255, blank=True)
     rfc_message_id = models.CharField("Message-ID", max_length=255, blank=True)
     bucket = models.CharField(max_length=16, choices=Bucket.choices, blank=True, default="")
+    # Outbound: the language it was written in. Inbound: the language of the
+    # rider's own words when the detector is sure of it ("" when it is not).
+    language = models.CharField(max_length=8, blank=True, default="")
     bucket_confidence = models.FloatField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
