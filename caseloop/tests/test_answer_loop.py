@@ -50,9 +50,7 @@ def answer(run, choice: str, **data: str) -> Case:
     return Case.objects.get(pk=message.thread.case_id)
 
 
-def test_address_updated_rechecks_now_and_a_fixed_record_resolves_with_no_person(
-    case, far, run
-):
+def test_address_updated_rechecks_now_and_a_fixed_record_resolves_with_no_person(case, far, run):
     far.home_zip = NEAR_ZIP
     far.save()
     case = answer(run, "address_updated")
@@ -81,7 +79,9 @@ def test_a_question_is_answered_and_the_case_keeps_waiting(case, far, run):
 
 
 def test_words_that_escalate_go_to_a_person_whatever_was_chosen(case, run):
-    case = answer(run, "question", text="I will be contacting my union rep and a lawyer about this.")
+    case = answer(
+        run, "question", text="I will be contacting my union rep and a lawyer about this."
+    )
     assert case.status == Status.HITL_REVIEW
     assert PendingAction.objects.get(status="pending").kind == "review_email"
 
@@ -101,9 +101,7 @@ def test_talk_to_a_person_holds_a_drafted_holding_reply_for_review(case, run):
         ("not_me", {}),
     ],
 )
-def test_choices_that_need_judgement_go_to_a_person_saying_what_was_chosen(
-    case, run, choice, data
-):
+def test_choices_that_need_judgement_go_to_a_person_saying_what_was_chosen(case, run, choice, data):
     case = answer(run, choice, **data)
     assert case.status == Status.HITL_REVIEW
     label = PendingAction.objects.get(status="pending", kind="label_reply")
