@@ -148,8 +148,10 @@ def _refused(request: HttpRequest, why: str, status: int) -> HttpResponse:
 
 
 def _private(response: HttpResponse) -> HttpResponse:
-    # The token is in the URL: kept out of caches, referrers and search engines.
+    # The token is in the URL: kept out of caches, other sites' referrers and search
+    # engines. "same-origin", not "no-referrer": with no referrer a browser sends
+    # "Origin: null" on the form's POST, which Django's CSRF check rightly refuses.
     response["Cache-Control"] = "no-store"
-    response["Referrer-Policy"] = "no-referrer"
+    response["Referrer-Policy"] = "same-origin"
     response["X-Robots-Tag"] = "noindex, nofollow"
     return response

@@ -103,7 +103,7 @@ def test_the_page_states_the_finding_and_offers_the_choices_that_fit(client, pag
         assert (escape(str(choice.label)) in body) == (choice.fits in ("location", "any"))
     assert "12 Secret Lane" not in body  # nothing the email did not say
     assert response["Cache-Control"] == "no-store"
-    assert response["Referrer-Policy"] == "no-referrer"
+    assert response["Referrer-Policy"] == "same-origin"
 
 
 def test_any_number_of_get_and_head_requests_change_no_row(client, page, case):
