@@ -66,7 +66,7 @@ def test_address_updated_on_a_record_still_failing_says_it_still_shows(case, far
 
 
 def test_address_right_is_read_like_a_reply(case, far, run):
-    case = answer(run, "address_right", text="What ZIP do you have on file for me?")
+    answer(run, "address_right", text="What ZIP do you have on file for me?")
     stored = Message.objects.get(answer_link__isnull=False)
     assert stored.bucket == "question"
     assert Message.objects.filter(template="answer", employee=far).count() == 1

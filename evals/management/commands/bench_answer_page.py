@@ -53,10 +53,13 @@ def build_cases(count: int) -> list[tuple[str, str]]:
             for n in range(count)
         ],
     )
-    _bulk(Rider, [
+    _bulk(
+        Rider,
+        [
             Rider(vanpool=v, employee=e, joined=dt.date(2026, 1, 5))
             for v, e in zip(vanpools, employees, strict=True)
-        ])
+        ],
+    )
     deadline = timezone.now() + dt.timedelta(days=7)
     cases = _bulk(
         Case,
@@ -154,9 +157,9 @@ class Command(BaseCommand):
         built = time.perf_counter() - started
         client = Client()
         # A spread of cases: each request opens the page of another one.
-        pages = [
-            reverse("answer-page", args=link) for link in links[:: max(1, count // runs)]
-        ][:runs]
+        pages = [reverse("answer-page", args=link) for link in links[:: max(1, count // runs)]][
+            :runs
+        ]
         client.get(pages[0])  # warm the template cache and the ZIP table
         cycle = iter(pages * 2)
         get = timed(lambda: client.get(next(cycle)), len(pages), 200)
