@@ -113,7 +113,7 @@ class Reply(BaseModel):
 
 
 class PageAnswer(BaseModel):
-    """A rider's answer on the answer page: the choice, and their words or a date if it takes them."""
+    """A rider's answer on the answer page: the choice, and their words or a date if it asks."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
     sender: str = Field(alias="from")  # an employee ID

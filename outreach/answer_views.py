@@ -53,7 +53,9 @@ class AnswerForm(forms.Form):
     def __init__(self, *args: Any, offered: list[Choice], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.offered = offered
-        self.fields["choice"].choices = [(c.name, c.label) for c in offered]
+        choice = self.fields["choice"]
+        assert isinstance(choice, forms.ChoiceField)
+        choice.choices = [(c.name, c.label) for c in offered]
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}

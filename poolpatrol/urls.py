@@ -2,7 +2,6 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from outreach.answer_views import answer_page
 from outreach.webhooks import guarded_anymail_urls
 from poolpatrol.health import health
 from poolpatrol.signin.views import StaffLoginView, admin_login
@@ -26,7 +25,7 @@ urlpatterns = [
     path("anymail/", include(guarded_anymail_urls())),
     path("api/", include("api.urls")),
     # The riders' answer page: a signed link per rider per case, no login.
-    path("answer/<str:case_id>/<str:token>/", answer_page, name="answer-page"),
+    path("answer/", include("outreach.answer_urls")),
     # The coordinators' dashboard; the review queue is the landing page.
     path("", include("dashboard.urls")),
 ]

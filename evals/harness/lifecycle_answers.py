@@ -109,7 +109,7 @@ def _latest_link(employee_id: str) -> tuple[str, str] | None:
     address = Employee.objects.get(employee_id=employee_id).email
     for message in reversed(mail.outbox):
         if address in message.to:
-            found = LINK.search(message.body)
+            found = LINK.search(str(message.body))
             if found:
                 return found.group(1), found.group(2)
     return None
