@@ -141,12 +141,12 @@ def _page(
         "text_choices": [c.name for c in form.offered if c.takes_text],
         "date_choices": [c.name for c in form.offered if c.takes_date],
     }
-    return _private(render(request, "answer/page.html", context, status=status))
+    return _private(render(request, "rider/answer/page.html", context, status=status))
 
 
 def _refused(request: HttpRequest, why: str, status: int) -> HttpResponse:
     context = {"why": why, "contact_email": settings.PROGRAM_CONTACT_EMAIL}
-    return _private(render(request, "answer/refused.html", context, status=status))
+    return _private(render(request, "rider/answer/refused.html", context, status=status))
 
 
 def _private(response: HttpResponse) -> HttpResponse:
