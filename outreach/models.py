@@ -209,6 +209,11 @@ class Message(PublicIdModel):
     def __str__(self) -> str:
         return self.message_id or "new message"
 
+    @property
+    def page_answer(self) -> dict[str, str] | None:
+        """The rider's answer from the answer page, or None for an email."""
+        return self.answer or None
+
     def readable_text(self) -> str:
         """What a person reads of this email: its text, else its HTML as text. Never markup."""
         if self.text_body.strip():

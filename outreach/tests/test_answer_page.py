@@ -269,3 +269,16 @@ def test_the_page_takes_no_answer_once_the_case_closed_between_get_and_post(
     response = client.post(page, {"csrfmiddlewaretoken": token, "choice": "not_me"})
     assert response.status_code == 410
     assert not Message.objects.filter(answer_link__isnull=False).exists()
+
+
+def test_an_answer_is_in_the_api_with_its_choice(client, page, case, run, coordinator):
+    answer(client, page, run, choice="staying_elsewhere", until="2027-01-15", text="At my mom's")
+    api = Client()
+    api.force_login(coordinator)
+    emails = api.get(f"/api/cases/{case.case_id}/emails").json()["results"]
+    given = [m for m in emails if m["answer"]]
+    assert [(m["answer"]["choice"], m["answer"]["until"]) for m in given] == [
+        ("staying_elsewhere", "2027-01-15")
+    ]
+    assert given[0]["answer"]["text"] == "At my mom's" and given[0]["direction"] == "inbound"
+    assert all(m["answer"] is None for m in emails if m["direction"] == "outbound")
