@@ -28,6 +28,7 @@ from api.base import PublicIdLookup, StrictFilterSet, text_filter
 from api.errors import Conflict
 from caseloop import decisions
 from caseloop.audits import AlreadyDecided
+from cases.desk import HeldByAnother
 from cases.kinds import PAYLOADS, kind_choices
 from cases.lifecycle import IllegalTransition
 from cases.models import Case, PendingAction
@@ -74,6 +75,12 @@ class PendingActionSerializer(serializers.ModelSerializer):
     decided_by = serializers.SlugRelatedField[User](
         slug_field="username", read_only=True, allow_null=True
     )
+    first_approved_by = serializers.SlugRelatedField[User](
+        slug_field="username",
+        read_only=True,
+        allow_null=True,
+        help_text="Four-eyes (CANCELLATION_APPROVALS=2): who gave the first of two approvals.",
+    )
 
     class Meta:
         model = PendingAction
@@ -90,7 +97,9 @@ class PendingActionSerializer(serializers.ModelSerializer):
             "created_at",
             "decided_by",
             "decided_at",
+            "reason",
             "note",
+            "first_approved_by",
             "executed_at",
             "result",
         ]
@@ -138,13 +147,24 @@ class EditsSerializer(serializers.Serializer):
     )
 
 
-class ApproveSerializer(serializers.Serializer):
-    note = serializers.CharField(required=False, allow_blank=True, default="", max_length=5000)
-    edits = EditsSerializer(required=False)
-
-
 class RejectSerializer(serializers.Serializer):
     note = serializers.CharField(required=False, allow_blank=True, default="", max_length=5000)
+    reason = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        max_length=40,
+        help_text="A code from the kind's list of reasons (docs/dashboard.md, Review desk).",
+    )
+    over_claim = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Decide although another reviewer has claimed the action.",
+    )
+
+
+class ApproveSerializer(RejectSerializer):
+    edits = EditsSerializer(required=False)
 
 
 class PendingActionFilter(StrictFilterSet):
@@ -177,7 +197,7 @@ class PendingActionViewSet(PublicIdLookup, viewsets.ReadOnlyModelViewSet):
 
     def get_queryset(self) -> QuerySet[PendingAction]:
         return PendingAction.objects.select_related(
-            "case__vanpool", "rider__employee", "message", "decided_by"
+            "case__vanpool", "rider__employee", "message", "decided_by", "first_approved_by"
         ).order_by("created_at", "id")
 
     @extend_schema(
@@ -196,6 +216,8 @@ class PendingActionViewSet(PublicIdLookup, viewsets.ReadOnlyModelViewSet):
             "edits",
             by=request.user,
             note=given.validated_data["note"],
+            reason=given.validated_data["reason"],
+            over_claim=given.validated_data["over_claim"],
             edits=given.validated_data.get("edits") or {},
         )
 
@@ -210,14 +232,20 @@ class PendingActionViewSet(PublicIdLookup, viewsets.ReadOnlyModelViewSet):
         given = RejectSerializer(data=request.data)
         given.is_valid(raise_exception=True)
         return self._decide(
-            pk, decisions.reject, "note", by=request.user, note=given.validated_data["note"]
+            pk,
+            decisions.reject,
+            "note",
+            by=request.user,
+            note=given.validated_data["note"],
+            reason=given.validated_data["reason"],
+            over_claim=given.validated_data["over_claim"],
         )
 
     def _decide(self, pk: str, decide: Any, field: str, **kwargs: Any) -> Response:
         action_row = get_object_or_404(PendingAction, pk=pk)
         try:
             decide(action_row, **kwargs)
-        except (AlreadyDecided, IllegalTransition) as exc:
+        except (AlreadyDecided, IllegalTransition, HeldByAnother) as exc:
             raise Conflict(str(exc)) from None
         except ValueError as exc:  # InvalidDecision, or rulings that do not fit
             raise serializers.ValidationError({field: [str(exc)]}) from None

@@ -281,6 +281,31 @@ class PendingAction(models.Model):
     executed_at = models.DateTimeField(null=True, blank=True)
     result = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # The review desk (cases.desk): who said "I'm on it" and when; the claim
+    # lapses after REVIEW_CLAIM_MINUTES, and an expired claim holds nothing.
+    claimed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    # Why it was decided: a code from its kind's list (caseloop/kinds/<kind>.py);
+    # the free text is ``note``.
+    reason = models.CharField(max_length=40, blank=True, default="")
+    # Four-eyes (CANCELLATION_APPROVALS=2): the first of two approvals; the
+    # second, by another person, decides (caseloop.decisions.approve).
+    first_approved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+    )
+    first_approved_at = models.DateTimeField(null=True, blank=True)
+    # When the auditors were told it is close to expiry (once: caseloop.digest).
+    escalated_at = models.DateTimeField(null=True, blank=True)
 
     objects = PendingActionQuerySet.as_manager()
 
@@ -289,6 +314,8 @@ class PendingAction(models.Model):
         indexes = [
             models.Index(fields=["status", "kind"]),
             models.Index(fields=["kind", "collapse_key", "status"], name="action_collapse_idx"),
+            # The queue, oldest first, and the overdue counts (created_at by kind).
+            models.Index(fields=["status", "created_at", "id"], name="action_queue_idx"),
         ]
         permissions = [("decide_pendingaction", "Can approve or reject pending actions")]
         constraints = [

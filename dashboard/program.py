@@ -37,8 +37,21 @@ from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Count, DateField, Exists, F, FloatField, Func, OuterRef, Q, Sum
-from django.db.models.functions import TruncDate, TruncWeek
+from django.db.models import Case as DbCase
+from django.db.models import (
+    Count,
+    Exists,
+    F,
+    FloatField,
+    Func,
+    IntegerField,
+    OuterRef,
+    Q,
+    Sum,
+    Value,
+    When,
+)
+from django.db.models.functions import TruncDate
 from django.utils import timezone
 
 from agents.models import AgentRun
@@ -201,9 +214,9 @@ def weekly_trend(weeks: int = TREND_WEEKS, today: dt.date | None = None) -> list
     this_monday = monday_of(today or timezone.localdate())
     mondays = [this_monday - dt.timedelta(weeks=ago) for ago in range(weeks - 1, -1, -1)]
     since, until = _midnight(mondays[0]), _midnight(this_monday + dt.timedelta(weeks=1))
-    opened = dict(
+    opened_by_index = dict(
         Case.objects.filter(created_at__gte=since, created_at__lt=until)
-        .annotate(week=TruncWeek("created_at", output_field=DateField()))
+        .annotate(week=_week_index("created_at", mondays))
         .order_by()
         .values_list("week")
         .annotate(n=Count("pk"))
@@ -211,15 +224,32 @@ def weekly_trend(weeks: int = TREND_WEEKS, today: dt.date | None = None) -> list
     counts = closed_counts()
     rows = (
         Case.objects.filter(status=Case.Status.CLOSED, closed_at__gte=since, closed_at__lt=until)
-        .annotate(week=TruncWeek("closed_at", output_field=DateField()))
+        .annotate(week=_week_index("closed_at", mondays))
         .order_by()
         .values_list("week")
         .annotate(**counts)
     )
     closed = {
-        week: ClosedCases(**dict(zip(counts, numbers, strict=True))) for week, *numbers in rows
+        index: ClosedCases(**dict(zip(counts, numbers, strict=True))) for index, *numbers in rows
     }
-    return [Week(day, opened.get(day, 0), closed.get(day, NO_CLOSED)) for day in mondays]
+    return [
+        Week(day, opened_by_index.get(index, 0), closed.get(index, NO_CLOSED))
+        for index, day in enumerate(mondays)
+    ]
+
+
+def _week_index(field: str, mondays: list[dt.date]) -> DbCase:
+    """Which of ``mondays``' weeks ``field`` falls in, as its index: plain comparisons.
+
+    The week boundaries are computed here in program time, so the database
+    compares stored instants only; Django's week truncation on SQLite calls a
+    Python function per row, which cost ~60 ms a page over 10,000 cases.
+    """
+    whens = [
+        When(**{f"{field}__lt": _midnight(monday + dt.timedelta(weeks=1))}, then=Value(index))
+        for index, monday in enumerate(mondays)
+    ]
+    return DbCase(*whens, default=Value(len(mondays)), output_field=IntegerField())
 
 
 def _midnight(day: dt.date) -> dt.datetime:

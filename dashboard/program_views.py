@@ -9,7 +9,7 @@ from django.views.decorators.http import require_GET
 
 from caseloop.lessons import false_positive_counts_by_pattern
 from cases.models import Case
-from dashboard import program
+from dashboard import desk_metrics, program
 from dashboard.access import dashboard_view
 from dashboard.charts.bars import bar_chart
 from dashboard.charts.trend import TrendChart, TrendWeek, trend_chart
@@ -84,6 +84,7 @@ def program_page(request: HttpRequest) -> HttpResponse:
     decisions = program.human_decisions()
     cancellations = program.cancellations()
     weeks = program.weekly_trend()
+    desk = desk_metrics.desk_by_kind()
     labels = dict(Case.Status.choices)
     false_positives = [
         {
@@ -133,5 +134,7 @@ def program_page(request: HttpRequest) -> HttpResponse:
         "manual_minutes": settings.MANUAL_AUDIT_MINUTES,
         "decision_minutes": program.HUMAN_DECISION_MINUTES,
         "audit_run": program.latest_audit_run(),
+        "desk": desk,
+        "desk_decided": any(row.decided for row in desk),
     }
     return render(request, "cases/program.html", context)

@@ -28,6 +28,7 @@ from poolpatrol.settings_parts.mail import *  # noqa: F403
 from poolpatrol.settings_parts.task_queue import *  # noqa: F403
 from poolpatrol.settings_parts.rules_and_models import *  # noqa: F403
 from poolpatrol.settings_parts.log import *  # noqa: F403
+from poolpatrol.settings_parts.review_desk import *  # noqa: F403
 # isort: on
 
 INSTALLED_APPS = [

@@ -7,7 +7,8 @@ as a ``KindDecision`` found through the registry (``caseloop.kinds``).
 """
 
 import logging
-from typing import Any, ClassVar, Generic, TypeVar
+from dataclasses import dataclass
+from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 from django.contrib.auth.models import User
 from django.db import models
@@ -31,6 +32,24 @@ class InvalidDecision(ValueError):
     """The decision is missing something or does not fit the action; nothing changed."""
 
 
+Decision = Literal["approve", "reject"]
+# Every kind's list ends with this: a reason the list lacks, said in the note.
+OTHER = "other"
+
+
+@dataclass(frozen=True)
+class Reason:
+    """Why a person decided a card: one entry of its kind's short list, kept and counted."""
+
+    code: str
+    label: str
+    decision: Decision
+
+
+def other_reason(decision: Decision) -> Reason:
+    return Reason(OTHER, "Other (say why in the note)", decision)
+
+
 class KindDecision(Generic[P]):
     """How a person's decision on one kind is carried out. One subclass per kind.
 
@@ -46,6 +65,33 @@ class KindDecision(Generic[P]):
     # The emails counted on the card go where the decision sends the first
     # one (``release_repeats``), rather than being read again.
     repeats_follow_the_decision: ClassVar[bool] = False
+    # Why a person approves or rejects this kind: its short list (``other`` is added).
+    reasons: ClassVar[tuple[Reason, ...]] = ()
+
+    def reasons_for(self, decision: Decision) -> list[Reason]:
+        """The list a person picks from for ``decision``, ``other`` last."""
+        own = [reason for reason in self.reasons if reason.decision == decision]
+        return [*own, other_reason(decision)]
+
+    def check_reason(self, decision: Decision, code: str, note: str) -> None:
+        """A reason must be on the kind's list for that decision; ``other`` needs a note.
+
+        An empty code is allowed (callers from before reasons existed); it is counted as none.
+        """
+        if not code:
+            return
+        codes = [reason.code for reason in self.reasons_for(decision)]
+        if code not in codes:
+            kind = self.payload_class.kind
+            raise InvalidDecision(
+                f"{code!r} is not a reason to {decision} a {kind}; one of: {', '.join(codes)}"
+            )
+        if code == OTHER and not note.strip():
+            raise InvalidDecision("the reason 'other' needs a note saying why")
+
+    def approvals_needed(self) -> int:
+        """How many people must approve before the approval takes effect (four-eyes: 2)."""
+        return 1
 
     def before_deciding(self, action: PendingAction) -> None:
         """Work done before the transaction (a model call must never hold the write lock)."""

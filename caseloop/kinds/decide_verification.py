@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 from django.contrib.auth.models import User
 
 from caseloop.audits import decide_verification
-from caseloop.kinds.base import InvalidDecision, KindDecision
+from caseloop.kinds.base import InvalidDecision, KindDecision, Reason
 from cases.kinds import DecideVerification
 from cases.models import Case, PendingAction
 from poolpatrol.queue import enqueue_outreach
@@ -18,6 +18,11 @@ from poolpatrol.queue import enqueue_outreach
 class DecideVerificationDecision(KindDecision[DecideVerification]):
     payload_class = DecideVerification
     rejection_refused: ClassVar[str] = "rule pass or fail for each rider instead of rejecting"
+    reasons: ClassVar[tuple[Reason, ...]] = (
+        Reason("records_checked", "Checked against the source records", "approve"),
+        Reason("rider_confirmed", "The rider or their manager confirmed", "approve"),
+        Reason("hr_confirmed", "HR confirmed the schedule or address", "approve"),
+    )
 
     def approve(
         self,

@@ -13,6 +13,7 @@ from django.utils import timezone
 from caseloop.kinds.base import (
     InvalidDecision,
     KindDecision,
+    Reason,
     claim,
     record_result,
     row,
@@ -30,6 +31,12 @@ Status = Case.Status
 
 class MatchInboundDecision(KindDecision[MatchInbound]):
     payload_class = MatchInbound
+    reasons: ClassVar[tuple[Reason, ...]] = (
+        Reason("same_sender", "The sender is a rider on that case", "approve"),
+        Reason("content_matches", "The email is about that case", "approve"),
+        Reason("unrelated", "Not about any case", "reject"),
+        Reason("automated", "Spam or automated mail", "reject"),
+    )
     # The card's later emails are the same sender's: they go where the first one went.
     repeats_follow_the_decision: ClassVar[bool] = True
 

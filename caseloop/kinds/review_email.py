@@ -1,6 +1,6 @@
 """Deciding review_email: send the draft (as edited) on the rider's thread, or drop it."""
 
-from typing import Any
+from typing import Any, ClassVar
 
 from django.contrib.auth.models import User
 from django.utils.html import escape, linebreaks
@@ -8,6 +8,7 @@ from django.utils.html import escape, linebreaks
 from caseloop.kinds.base import (
     InvalidDecision,
     KindDecision,
+    Reason,
     claim,
     record_result,
     resume_waiting,
@@ -24,6 +25,13 @@ from vanpools.models import Employee
 
 class ReviewEmailDecision(KindDecision[ReviewEmail]):
     payload_class = ReviewEmail
+    reasons: ClassVar[tuple[Reason, ...]] = (
+        Reason("as_drafted", "The draft answers the rider as written", "approve"),
+        Reason("edited", "The draft needed edits; sent as edited", "approve"),
+        Reason("wrong_answer", "The draft is wrong or could mislead", "reject"),
+        Reason("answered_elsewhere", "Answered another way (phone, in person)", "reject"),
+        Reason("no_answer_needed", "The rider needs no answer", "reject"),
+    )
 
     def approve(
         self, action: PendingAction, ask: ReviewEmail, *, by: User, note: str, edits: dict[str, Any]

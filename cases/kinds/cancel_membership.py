@@ -12,6 +12,8 @@ class CancelMembership(ReviewPayload):
 
     kind: ClassVar[str] = "cancel_membership"
     label: ClassVar[str] = "cancel membership"
+    # Hours to decide before the card is overdue: a seat waits on it.
+    sla_hours: ClassVar[int] = 72
     asked_with: ClassVar[frozenset[str]] = frozenset({"employee_id", "failed_checks", "why"})
     # Proposed on evidence gathered for pre_cancel: once the case moves on, it is stale.
     decided_only_in: ClassVar[str | None] = "pre_cancel"

@@ -13,6 +13,8 @@ class DecideVerification(ReviewPayload):
 
     kind: ClassVar[str] = "decide_verification"
     label: ClassVar[str] = "decide verification"
+    # Hours to decide before the card is overdue: the case cannot move until a person rules.
+    sla_hours: ClassVar[int] = 48
     asked_with: ClassVar[frozenset[str]] = frozenset({"checks", "riders"})
 
     checks: list[str] = Field(default_factory=list)
