@@ -160,6 +160,9 @@ class Message(PublicIdModel):
     provider_message_id = models.CharField(max_length=255, blank=True)
     rfc_message_id = models.CharField("Message-ID", max_length=255, blank=True)
     bucket = models.CharField(max_length=16, choices=Bucket.choices, blank=True, default="")
+    # Outbound: the language it was written in. Inbound: the language of the
+    # rider's own words when the detector is sure of it ("" when it is not).
+    language = models.CharField(max_length=8, blank=True, default="")
     bucket_confidence = models.FloatField(null=True, blank=True)
     # A rider's answer on the answer page: the link it came through and what
     # was chosen ({"choice": …, "until": …}); the rider's own words are the text.

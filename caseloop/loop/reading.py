@@ -14,9 +14,9 @@ from cases.models import Case
 from outreach.answer_page import BY_NAME
 from outreach.models import Message
 from outreach.parsing import text_for_classification
-from outreach.replies.answers import question_language
 from outreach.replies.classify import ReplyClassification, classify_reply
 from outreach.replies.own_words import strip_quoted
+from outreach.rider_language import detected_language
 from vanpools.models import Employee
 
 # The rule a reading from the answer page carries (ReplyClassification.rule).
@@ -139,16 +139,13 @@ def recorded(reading: Reading, message: Message, case: Case) -> ReplyClassificat
 
 
 def mark_processed(message: Message, result: ReplyClassification | None = None) -> None:
+    """The reply is read: its reading kept, and the language of the rider's own words."""
     message.status = Message.Status.PROCESSED
-    fields = ["status", "flags"]
+    message.language = detected_language(strip_quoted(message.text_body))
+    fields = ["status", "flags", "language"]
     if result is not None:
         message.bucket = result.bucket
         message.bucket_confidence = result.confidence
         message.classification = result.model_dump()
         fields += ["bucket", "bucket_confidence", "classification"]
     message.save(update_fields=fields)
-
-
-def reply_language(message: Message) -> str:
-    """'es' when the rider wrote in Spanish: what we write back is in their language."""
-    return question_language(strip_quoted(message.text_body))

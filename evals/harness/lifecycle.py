@@ -312,8 +312,8 @@ def _recording_answers(scenario: Scenario) -> Iterator[None]:
     """Keep each answer the loop writes to a rider, with the facts it was written from."""
     from outreach.replies.answers import answer_question as original
 
-    def answer_question(question: str, facts: Any) -> list[str]:
-        paragraphs = original(question, facts)
+    def answer_question(question: str, facts: Any, lang: str | None = None) -> list[str]:
+        paragraphs = original(question, facts, lang)
         scenario.answers.append((facts.employee_id, paragraphs, facts))
         return paragraphs
 
