@@ -31,6 +31,7 @@ from outreach.answer_page import (
 )
 from outreach.compose import RiderFacts, rider_facts
 from outreach.models import AnswerLink, Message
+from outreach.rider_language import rider_language
 from vanpools.models import Employee
 
 LATEST_DATE_DAYS = 2 * 365
@@ -83,8 +84,8 @@ class AnswerForm(forms.Form):
 
 
 def page_language(employee: Employee) -> str:
-    """The language the page speaks to this rider in."""
-    return settings.LANGUAGE_CODE
+    """The language the page speaks to this rider in: the emails' (rider_language's order)."""
+    return rider_language(employee).code
 
 
 @require_http_methods(["GET", "HEAD", "POST"])

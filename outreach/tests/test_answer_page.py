@@ -282,3 +282,21 @@ def test_an_answer_is_in_the_api_with_its_choice(client, page, case, run, coordi
     ]
     assert given[0]["answer"]["text"] == "At my mom's" and given[0]["direction"] == "inbound"
     assert all(m["answer"] is None for m in emails if m["direction"] == "outbound")
+
+
+@pytest.mark.parametrize(
+    ("preferred", "lang", "direction", "choice"),
+    [
+        ("ar", "ar", "rtl", "لقد حدّثتُ عنوان منزلي لدى الموارد البشرية"),
+        ("es", "es", "ltr", "Ya actualicé mi domicilio con Recursos Humanos"),
+        ("", "en", "ltr", "I&#x27;ve updated my home address with HR"),
+    ],
+)
+def test_the_page_speaks_the_riders_language_as_the_emails_do(
+    client, page, far, preferred, lang, direction, choice
+):
+    far.preferred_language = preferred
+    far.save(update_fields=["preferred_language"])
+    body = client.get(page).content.decode()
+    assert f'<html lang="{lang}" dir="{direction}">' in body
+    assert choice in body
