@@ -1,15 +1,17 @@
 """A rider answers from the link in their email, in a real browser, at 1280 and 390 px.
 
-One test per choice: the page is opened from the first notice's link, read by
-axe-core (labels, contrast, names), checked not to pan sideways on a phone, and
-answered with JavaScript switched off (the page needs none); the answer lands
-on the case's thread and the loop acts on it.
+One test per choice, in English and in Arabic (right to left): the page is
+opened from the first notice's link, read by axe-core (labels, contrast,
+names), checked not to pan sideways on a phone, and answered with JavaScript
+switched off (the page needs none); the answer lands on the case's thread and
+the loop acts on it.
 """
 
 import re
 
 import pytest
 from django.core import mail
+from django.utils import translation
 
 from caseloop.audits import audit_vanpool
 from cases.models import Case
@@ -18,6 +20,7 @@ from dashboard.tests.browser.conftest import DESKTOP, PHONE
 from outreach.answer_page import BY_NAME
 from outreach.models import Message
 from tests.factories import EmployeeFactory, RiderFactory, ShiftFactory, VanpoolFactory
+from vanpools.models import Employee
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 
@@ -65,19 +68,28 @@ def browser_context_args(browser_context_args):
     return {**browser_context_args, "bypass_csp": True}  # axe is added as a script
 
 
+def speaking(case: Case, lang: str) -> None:
+    """The case's riders read ``lang`` (the roster's column); the page follows it."""
+    Employee.objects.filter(memberships__vanpool=case.vanpool).update(preferred_language=lang)
+
+
 @pytest.mark.parametrize("width", [DESKTOP, PHONE], ids=["1280", "390"])
+@pytest.mark.parametrize("lang", ["en", "ar"])
 @pytest.mark.parametrize("choice", list(ANSWERS))
 def test_a_rider_answers_each_choice_without_javascript(
-    browser, live_server, screenshots, choice, width
+    browser, live_server, screenshots, choice, lang, width
 ):
     case = shift_case() if BY_NAME[choice].fits == "shift" else scenes.audited_case()
+    speaking(case, lang)
     path = PAGE.search(mail.outbox[-1].body).group(1)
     url = f"{live_server.url}{path}?choice={choice}"
 
     looking = browser.new_page(viewport=width, bypass_csp=True)
     looking.goto(url)
+    direction = "rtl" if lang == "ar" else "ltr"
+    assert looking.locator(f"html[lang={lang}][dir={direction}]").count() == 1
     found = axe.violations(looking)
-    assert not found, axe.report(f"answer page ({choice})", found)
+    assert not found, axe.report(f"answer page ({choice}, {lang})", found)
     assert sideways_pan(looking) <= 0
     looking.close()
 
@@ -93,9 +105,10 @@ def test_a_rider_answers_each_choice_without_javascript(
     page.locator("button[type=submit]").click()
     page.wait_for_url(re.compile(r"\?sent=1$"))
     assert page.get_by_role("status").is_visible()
-    assert str(BY_NAME[choice].label) in page.locator(".given").inner_text()
+    with translation.override(lang):
+        assert str(BY_NAME[choice].label) in page.locator(".given").inner_text()
     if width == PHONE:
-        screenshots(page, f"answer-{choice}", phone=False)
+        screenshots(page, f"answer-{choice}" + ("" if lang == "en" else f"-{lang}"), phone=False)
     context.close()
 
     answer = Message.objects.get(answer_link__isnull=False)
