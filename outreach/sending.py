@@ -21,11 +21,15 @@ from django.db.models import F
 from django.utils import timezone
 
 from cases.lifecycle import flag_case
-from outreach.compose import RenderedEmail, render_email, rider_facts
+from outreach.answer_page import choices_for, issue_link
+from outreach.compose import INITIAL_TEMPLATES, RenderedEmail, render_email, rider_facts
 from outreach.models import EmailThread, Message, RiderReplyToken
 from outreach.rider_language import rider_language
 from poolpatrol.queue import enqueue_send
 from vanpools.models import Employee
+
+# The emails that ask the rider to act carry the answer page's link (plain, and buttons in HTML).
+ASKS_TO_ACT = frozenset({*INITIAL_TEMPLATES.values(), "reminder"})
 
 logger = logging.getLogger(__name__)
 
@@ -91,7 +95,12 @@ def queue_template(
     if existing:
         return existing
     lang = str(extra.pop("lang", "") or rider_language(employee).code)
-    rendered = render_email(template, rider_facts(thread.case, employee), lang=lang, **extra)
+    facts = rider_facts(thread.case, employee)
+    if template in ASKS_TO_ACT and not employee.email_undeliverable_at:
+        # A link of its own in each email that asks the rider to act; only its hash is kept.
+        extra.setdefault("answer_url", issue_link(thread, employee))
+        extra.setdefault("answer_choices", choices_for(facts.failed_checks))
+    rendered = render_email(template, facts, lang=lang, **extra)
     return queue_email(
         thread, employee, rendered, template=template, key=key, threading=threading, language=lang
     )

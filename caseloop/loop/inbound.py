@@ -21,8 +21,16 @@ from caseloop.loop.buckets import (
     withdraw_cancellations,
 )
 from caseloop.loop.languages import asked_language, honour_language_request, request_reading
-from caseloop.loop.reading import Reading, ReplyContext, mark_processed, read_reply, recorded
-from caseloop.loop.reaudit import only_readings_pending
+from caseloop.loop.reading import (
+    GIVE_UP_SEAT,
+    Reading,
+    ReplyContext,
+    is_answer,
+    mark_processed,
+    read_reply,
+    recorded,
+)
+from caseloop.loop.reaudit import only_readings_pending, propose_own_cancellation
 from caseloop.loop.writing import AGENT
 from cases.kinds import CancelMembership
 from cases.lifecycle import lock_case, record_event, request_review
@@ -113,12 +121,15 @@ def _act_on_reply(ctx: ReplyContext, reading: Reading | None) -> str:
     if result.failure == CLASSIFICATION_FAILED:
         return ask_for_label(ctx, result, why="the model's answer was unusable twice")
     if result.hitl and result.bucket != "escalation":
-        why = (
-            "it may be an escalation"
-            if result.possible_escalation
-            else "the reader was not confident"
-        )
+        if is_answer(result):
+            why = result.reasoning
+        elif result.possible_escalation:
+            why = "it may be an escalation"
+        else:
+            why = "the reader was not confident"
         return ask_for_label(ctx, result, why=why)
+    if result.rule == GIVE_UP_SEAT:
+        return propose_own_cancellation(ctx, why=result.reasoning)
     return act_on_bucket(ctx, result.bucket, actor=AGENT)
 
 

@@ -16,11 +16,14 @@ from django.core.management.commands import makemessages
 from poolpatrol.languages import SHIPPED
 
 # Where rider copy is written, relative to the project root: the email
-# templates (answers included), the rider's pages, and the facts in words.
+# templates (answers included), the rider's pages (the answer page among them),
+# the facts in words, and the answer page's choices and confirmations.
 RIDER_COPY: tuple[str, ...] = (
     "templates/emails",
     "templates/rider",
     "outreach/localize.py",
+    "outreach/answer_page.py",
+    "outreach/answer_views.py",
 )
 # English is the source language: its words are the catalogs' msgids.
 CATALOG_LOCALES: tuple[str, ...] = tuple(
