@@ -8,6 +8,7 @@ expired), and a decision that does not fit the action is a 400.
 
 from typing import Any, cast
 
+import pydantic
 from django.contrib.auth.models import User
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
@@ -28,15 +29,12 @@ from api.base import PublicIdLookup, StrictFilterSet, text_filter
 from api.errors import Conflict
 from caseloop import decisions
 from caseloop.audits import AlreadyDecided
+from caseloop.kinds import decision_for
 from cases.desk import HeldByAnother
-from cases.kinds import PAYLOADS, kind_choices
+from cases.kinds import PAYLOADS, UnknownKind, kind_choices
 from cases.lifecycle import IllegalTransition
 from cases.models import Case, PendingAction
 from outreach.models import Message
-from outreach.subjects import validate_subject
-
-BUCKETS = [b for b in Message.Bucket.values if b]
-
 
 # The payload's schema is the kinds' own classes (cases.kinds), one of them: each lists every
 # field it has and no other (api.schema.ReviewPayloadExtension), so a payload fits its own only.
@@ -105,46 +103,28 @@ class PendingActionSerializer(serializers.ModelSerializer):
         ]
 
 
-class EditsSerializer(serializers.Serializer):
-    """What a reviewer may change or supply; each field names the kind that reads it."""
+class EditsField(serializers.DictField):
+    """What a reviewer changes or supplies: checked by the action's kind's edits class.
 
-    subject = serializers.CharField(
-        required=False,
-        max_length=200,
-        validators=[validate_subject],
-        help_text="A drafted reply (review_email): the subject to send instead of the draft's.",
-    )
-    text = serializers.CharField(
-        required=False,
-        max_length=20000,
-        help_text="A drafted reply (review_email): the body to send instead of the draft's.",
-    )
-    bucket = serializers.ChoiceField(
-        choices=BUCKETS,
-        required=False,
-        help_text="A reply to label (label_reply): the bucket it belongs in.",
-    )
-    thread = serializers.CharField(
-        required=False,
-        max_length=20,
-        help_text="An unmatched email (match_inbound): the thread it belongs to.",
-    )
-    employee_id = serializers.CharField(
-        required=False,
-        max_length=20,
-        help_text="An unmatched email (match_inbound): the rider who wrote it.",
-    )
-    override = serializers.BooleanField(
-        required=False, help_text="cancel_membership: approve over a failed supervisor review"
-    )
-    override_reason = serializers.CharField(
-        required=False, max_length=2000, help_text="cancel_membership: why, with override"
-    )
-    rulings = serializers.DictField(
-        child=serializers.ChoiceField(choices=["pass", "fail"]),
-        required=False,
-        help_text="decide_verification: {employee_id: pass|fail}",
-    )
+    The schema is each kind's class (``caseloop.kinds``, ``KindDecision.edits_class``);
+    ``kind_edits`` checks a request's edits with its action's own.
+    """
+
+
+def kind_edits(action: PendingAction, edits: dict[str, Any]) -> dict[str, Any]:
+    """``edits`` as the action's kind reads them, or a 400 naming each bad field."""
+    try:
+        edits_class = decision_for(action).edits_class
+    except UnknownKind:
+        return edits  # deciding says so, as it always has
+    try:
+        return edits_class.model_validate(edits).given()
+    except pydantic.ValidationError as exc:
+        problems: dict[str, list[str]] = {}
+        for error in exc.errors():
+            name = ".".join(str(part) for part in error["loc"]) or "non_field_errors"
+            problems.setdefault(name, []).append(error["msg"])
+        raise serializers.ValidationError({"edits": problems}) from None
 
 
 class RejectSerializer(serializers.Serializer):
@@ -164,7 +144,7 @@ class RejectSerializer(serializers.Serializer):
 
 
 class ApproveSerializer(RejectSerializer):
-    edits = EditsSerializer(required=False)
+    edits = EditsField(required=False)
 
 
 class PendingActionFilter(StrictFilterSet):
@@ -210,15 +190,16 @@ class PendingActionViewSet(PublicIdLookup, viewsets.ReadOnlyModelViewSet):
     def approve(self, request: Request, pk: str) -> Response:
         given = ApproveSerializer(data=request.data)
         given.is_valid(raise_exception=True)
+        action_row = get_object_or_404(PendingAction, pk=pk)
         return self._decide(
-            pk,
+            action_row,
             decisions.approve,
             "edits",
             by=request.user,
             note=given.validated_data["note"],
             reason=given.validated_data["reason"],
             over_claim=given.validated_data["over_claim"],
-            edits=given.validated_data.get("edits") or {},
+            edits=kind_edits(action_row, given.validated_data.get("edits") or {}),
         )
 
     @extend_schema(
@@ -232,7 +213,7 @@ class PendingActionViewSet(PublicIdLookup, viewsets.ReadOnlyModelViewSet):
         given = RejectSerializer(data=request.data)
         given.is_valid(raise_exception=True)
         return self._decide(
-            pk,
+            get_object_or_404(PendingAction, pk=pk),
             decisions.reject,
             "note",
             by=request.user,
@@ -241,8 +222,9 @@ class PendingActionViewSet(PublicIdLookup, viewsets.ReadOnlyModelViewSet):
             over_claim=given.validated_data["over_claim"],
         )
 
-    def _decide(self, pk: str, decide: Any, field: str, **kwargs: Any) -> Response:
-        action_row = get_object_or_404(PendingAction, pk=pk)
+    def _decide(
+        self, action_row: PendingAction, decide: Any, field: str, **kwargs: Any
+    ) -> Response:
         try:
             decide(action_row, **kwargs)
         except (AlreadyDecided, IllegalTransition, HeldByAnother) as exc:

@@ -8,6 +8,7 @@ vanpool from the database and a labelled case from an evaluation file.
 import datetime as dt
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from django.conf import settings
 from django.utils import timezone
@@ -39,8 +40,8 @@ __all__ = [
 class ShiftFacts:
     shift_id: str
     name: str
-    schedule: list | None = None  # weekly JSON as stored
-    rotation: dict | None = None
+    schedule: list[Any] | None = None  # weekly JSON as stored
+    rotation: dict[str, Any] | None = None
     text: str = ""
     overnight: bool = False
 
@@ -80,7 +81,7 @@ class VanpoolFacts:
     pickup_zip: str = ""
     work_site_point: Point | None = None
     max_miles: float = 50
-    schedule: list = field(default_factory=list)  # weekly JSON; empty → majority shift
+    schedule: list[Any] = field(default_factory=list)  # weekly JSON; empty → majority shift
     riders: tuple[RiderFacts, ...] = ()
     seats: int | None = None  # not counting the driver
     miles_per_trip: float | None = None
@@ -205,7 +206,7 @@ EMPLOYEE_FIELDS = (
 SHIFT_FIELDS = ("pk", "shift_id", "name", "schedule", "rotation", "schedule_text", "overnight")
 
 
-def _shift_facts(shift: dict) -> ShiftFacts:
+def _shift_facts(shift: dict[str, Any]) -> ShiftFacts:
     return ShiftFacts(
         shift_id=shift["shift_id"],
         name=shift["name"],
@@ -217,7 +218,7 @@ def _shift_facts(shift: dict) -> ShiftFacts:
 
 
 def _rider_facts(
-    seat: dict,
+    seat: dict[str, Any],
     shifts: dict[int, ShiftFacts],
     leaves: dict[int, list[LeaveSpan]],
     rides: RiderRides,
@@ -236,7 +237,9 @@ def _rider_facts(
     )
 
 
-def _vanpool_facts(van: dict, riders: tuple[RiderFacts, ...], rides: VanRides) -> VanpoolFacts:
+def _vanpool_facts(
+    van: dict[str, Any], riders: tuple[RiderFacts, ...], rides: VanRides
+) -> VanpoolFacts:
     return VanpoolFacts(
         vanpool_id=van["vanpool_id"],
         pk=van["pk"],
@@ -254,7 +257,7 @@ def _vanpool_facts(van: dict, riders: tuple[RiderFacts, ...], rides: VanRides) -
     )
 
 
-def facts_json(facts: VanpoolFacts) -> dict:
+def facts_json(facts: VanpoolFacts) -> dict[str, Any]:
     """The facts as plain JSON (dates as ISO strings), without the row's pk.
 
     Used for traces and for the audit's input hash, so two databases holding
@@ -277,11 +280,11 @@ def facts_json(facts: VanpoolFacts) -> dict:
     }
 
 
-def _point_json(point: Point | None) -> dict | None:
+def _point_json(point: Point | None) -> dict[str, float] | None:
     return {"lat": point.lat, "lng": point.lng} if point else None
 
 
-def _rider_json(rider: RiderFacts) -> dict:
+def _rider_json(rider: RiderFacts) -> dict[str, Any]:
     shift = rider.shift
     return {
         "employee_id": rider.employee_id,

@@ -8,7 +8,7 @@ calls ``preload_rides`` and attaches what it returns to each vanpool's facts.
 import datetime as dt
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from django.conf import settings
 from django.db import connection
@@ -104,7 +104,7 @@ class Seat:
 
 
 def preload_rides(
-    vans: list[dict], seats: list[Seat], audit_date: dt.date, *, load: bool = True
+    vans: list[dict[str, Any]], seats: list[Seat], audit_date: dt.date, *, load: bool = True
 ) -> dict[int, VanRides]:
     """Ride, parking and month facts for these vans (rows of ``Vanpool.values``), by van pk.
 
@@ -119,7 +119,12 @@ def preload_rides(
     employee_pks = [seat.employee_pk for seat in seats]
     sites = {van["work_site"] for van in vans}
     coverage = _coverage(van_pks, sites, audit_date)
-    kinds = {span.kind for spans in coverage.values() for group in spans.values() for span in group}
+    kinds = {
+        span.kind
+        for spans in (coverage.by_van, coverage.by_site)
+        for group in spans.values()
+        for span in group
+    }
     badge = Kind.BADGE_SWIPES in kinds
     # Swipes and permits count only where a source covers them: no query without one.
     permits = _permits(employee_pks) if Kind.PERMITS in kinds else {}
@@ -138,8 +143,8 @@ def preload_rides(
     out: dict[int, VanRides] = {}
     for van in vans:
         site = van["work_site"]
-        spans = coverage["van"].get(van["pk"], []) + coverage["site"].get(site, [])
-        spans += coverage["site"].get("", [])
+        spans = coverage.by_van.get(van["pk"], []) + coverage.by_site.get(site, [])
+        spans += coverage.by_site.get("", [])
         out[van["pk"]] = VanRides(
             holidays=tuple(sorted(holidays.get(site, []) + holidays.get("", []))),
             coverage=tuple(span for span in spans if span.kind != Kind.PERMITS),
@@ -270,7 +275,12 @@ def _permits(employee_pks: list[int]) -> dict[int, list[PermitFacts]]:
     return found
 
 
-def _coverage(van_pks: list[int], sites: set[str], audit_date: dt.date) -> dict[str, dict]:
+class _Coverage(NamedTuple):
+    by_van: dict[int, list[CoverageSpan]]
+    by_site: dict[str, list[CoverageSpan]]  # "" = every site
+
+
+def _coverage(van_pks: list[int], sites: set[str], audit_date: dt.date) -> _Coverage:
     by_van: dict[int, list[CoverageSpan]] = defaultdict(list)
     by_site: dict[str, list[CoverageSpan]] = defaultdict(list)
     rows = (
@@ -288,7 +298,7 @@ def _coverage(van_pks: list[int], sites: set[str], audit_date: dt.date) -> dict[
             by_van[vanpool_pk].append(span)
         else:
             by_site[site].append(span)
-    return {"van": by_van, "site": by_site}
+    return _Coverage(by_van, by_site)
 
 
 def _holidays(
@@ -303,7 +313,7 @@ def _holidays(
     return found
 
 
-def rides_json(rides: RiderRides) -> dict:
+def rides_json(rides: RiderRides) -> dict[str, Any]:
     """A rider's ride facts as plain JSON, for the trace and the input hash.
 
     Not the ride days and swipes themselves: the van's ``fingerprint`` stands for
@@ -325,7 +335,7 @@ def rides_json(rides: RiderRides) -> dict:
     }
 
 
-def van_rides_json(rides: VanRides) -> dict:
+def van_rides_json(rides: VanRides) -> dict[str, Any]:
     month = rides.month
     return {
         "holidays": [f"{day.isoformat()} {name}" for day, name in rides.holidays],

@@ -20,7 +20,7 @@ from django.conf import settings
 
 from agents.contracts import Citation, RidershipEvidence, SpecialistResult, UnknownEvidence
 from audit.facts import RiderFacts, VanpoolFacts
-from audit.ride_facts import RideMark, SwipeFacts, ridership_window
+from audit.ride_facts import CoverageSpan, RideMark, SwipeFacts, ridership_window
 from audit.rider_results import RiderOutcome, no_data, vanpool_result
 from audit.shift.readings import RotationShift, Unreadable, read_shift
 from vanpools.schedules import WEEKDAYS, DaySpan, parse_weekly
@@ -57,7 +57,9 @@ class Van:
     vanpool_id: str
     work_site: str
     spans: dict[str, DaySpan]  # weekday → the van's hours; empty: runs when its riders work
-    coverage: dict[str, list]  # kind → CoverageSpans ("badge_swipes" only with a schedule)
+    coverage: dict[
+        str, list[CoverageSpan]
+    ]  # kind → CoverageSpans ("badge_swipes" only with a schedule)
     holidays: dict[dt.date, str]
     kinds_by_day: dict[dt.date, list[str]]  # the window's dates → the kinds covering each
 
@@ -99,7 +101,7 @@ def _van(facts: VanpoolFacts, window: list[dt.date]) -> Van:
         }
     except (ValueError, TypeError) as exc:
         raise VanUnreadable(f"the van's schedule cannot be read ({exc})") from None
-    coverage: dict[str, list] = {}
+    coverage: dict[str, list[CoverageSpan]] = {}
     for span in facts.rides.coverage:
         if span.kind == "badge_swipes" and not spans:
             continue  # no arrival time to match a swipe against: badge data covers nothing

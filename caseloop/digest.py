@@ -244,7 +244,9 @@ def escalate_expiring_cancellations(now: dt.datetime | None = None) -> dict[str,
             PendingAction.objects.of(CancelMembership)
             .pending()
             .filter(created_at__lte=cutoff, escalated_at__isnull=True)
-            .select_for_update()
+            # Lock the cards only: PostgreSQL refuses FOR UPDATE on the nullable side of the
+            # outer join to a case's vanpool.
+            .select_for_update(of=("self",))
             .select_related("case__vanpool")
             .order_by("created_at", "id")
         )

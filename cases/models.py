@@ -87,7 +87,8 @@ class Case(PublicIdModel):
 
     @property
     def reason(self) -> str:
-        return self.meta.get("reason", "")
+        reason: str = self.meta.get("reason", "")
+        return reason
 
     @property
     def failed_checks(self) -> list[str]:
@@ -149,7 +150,10 @@ class Verification(models.Model):
         return f"{self.check_type} {self.verdict} ({self.confidence}/5)"
 
 
-class AppendOnlyQuerySet(models.QuerySet):
+_M = TypeVar("_M", bound=models.Model)
+
+
+class AppendOnlyQuerySet(models.QuerySet[_M]):
     """Bulk update/delete would bypass the model's save()/delete() guards."""
 
     def update(self, **kwargs: object) -> int:
@@ -421,7 +425,7 @@ class CaseReview(AppendOnlyModel):
         return f"{'passed' if self.passed else 'failed'} {self.score}/100"
 
     @property
-    def high_issues(self) -> list[dict]:
+    def high_issues(self) -> list[dict[str, Any]]:
         return [issue for issue in self.issues if issue.get("severity") == "high"]
 
 

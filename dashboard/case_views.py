@@ -39,6 +39,7 @@ from dashboard.access import HtmxHttpRequest, dashboard_view, paginate
 from dashboard.cards import build_cards, card_kind, decision_form
 from dashboard.case_forms import AskForm, CardStepForm, CaseFilterForm, QueueFilterForm
 from dashboard.case_qa import case_page_links
+from outreach.rider_language import words_language
 
 
 def can_decide(user: Any) -> bool:
@@ -363,7 +364,10 @@ def _case_context(request: HttpRequest, records: queries.CaseRecords, **extra: A
         others = [item for item in items if item.item.get("employee_id") not in flagged]
         evidence.append({"verification": verification, "shown": shown, "others": others})
     older = [v for v in records.verifications if records.latest.get(v.check_type) != v]
-    emails = [{"message": m, "body": m.readable_text()} for m in records.messages]
+    emails = [
+        {"message": m, "body": m.readable_text(), "language": words_language(m)}
+        for m in records.messages
+    ]
     flags = [
         {
             "employee_id": emp,

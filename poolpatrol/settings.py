@@ -14,7 +14,9 @@ from pathlib import Path
 
 import dj_database_url
 
-from poolpatrol.env import env_int, env_str
+from poolpatrol.env import env_choice, env_int, env_str
+from poolpatrol.languages import CODES as LANGUAGE_CODES
+from poolpatrol.languages import SHIPPED as SHIPPED_LANGUAGES
 from poolpatrol.settings_parts.base import BASE_DIR, DEBUG, PRODUCTION, RUNNING_TESTS, VAR_DIR
 
 # The groups, in the order their checks ran when this was one module (the first
@@ -161,7 +163,16 @@ AUTH_PASSWORD_VALIDATORS = [
 if RUNNING_TESTS:
     PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
+# Staff pages are in English (no locale middleware: nothing switches them).
+# Rider mail is written in each rider's language (outreach.rider_language):
+# the languages shipped with a catalog in locale/, and the program's default.
 LANGUAGE_CODE = "en-us"
+LANGUAGES = [(language.code, language.english_name) for language in SHIPPED_LANGUAGES]
+LANGUAGES_BIDI = [language.code for language in SHIPPED_LANGUAGES if language.bidi]
+LOCALE_PATHS = [BASE_DIR / "locale"]
+# Number separators as the riders' own countries write them (poolpatrol/formats/).
+FORMAT_MODULE_PATH = ["poolpatrol.formats"]
+PROGRAM_LANGUAGE = env_choice("PROGRAM_LANGUAGE", "en", LANGUAGE_CODES)
 USE_I18N = True
 USE_TZ = True
 

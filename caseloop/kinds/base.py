@@ -13,6 +13,7 @@ from typing import Any, ClassVar, Generic, Literal, TypeVar
 from django.contrib.auth.models import User
 from django.db import models
 from django.utils import timezone
+from pydantic import BaseModel, ConfigDict, field_validator
 
 from caseloop.audits import AlreadyDecided
 from caseloop.loop.reaudit import has_pending_actions
@@ -30,6 +31,31 @@ Status = Case.Status
 
 class InvalidDecision(ValueError):
     """The decision is missing something or does not fit the action; nothing changed."""
+
+
+class KindEdits(BaseModel):
+    """What a reviewer may change or supply when approving one kind; this base: nothing.
+
+    Each kind with edits subclasses it beside its decision; the API checks an
+    approval's ``edits`` with the action's kind's class and its schema lists
+    each class. Every field is optional but never null and holds no NUL; keys a
+    kind does not read are dropped, as they always were.
+    """
+
+    model_config = ConfigDict(extra="ignore", coerce_numbers_to_str=True, frozen=True)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _given(cls, value: object) -> object:
+        if value is None:
+            raise ValueError("may not be null")
+        if isinstance(value, str) and "\x00" in value:  # no database column takes a NUL
+            raise ValueError("Null characters are not allowed.")
+        return value
+
+    def given(self) -> dict[str, Any]:
+        """The edits the reviewer gave, as the decision reads them."""
+        return self.model_dump(exclude_unset=True)
 
 
 Decision = Literal["approve", "reject"]
@@ -60,6 +86,8 @@ class KindDecision(Generic[P]):
     """
 
     payload_class: type[P]
+    # What approving it takes from a reviewer (the API checks and documents it).
+    edits_class: ClassVar[type[KindEdits]] = KindEdits
     # Where a rejection is refused outright (a ruling has no "reject").
     rejection_refused: ClassVar[str] = ""
     # The emails counted on the card go where the decision sends the first

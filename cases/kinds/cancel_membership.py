@@ -28,6 +28,9 @@ class CancelMembership(ReviewPayload):
     reaudit_count: int = Field(default=0, ge=0)
     # Why the case reached pre_cancel ("no reply by the deadline…").
     why: str = ""
+    # The rider's own answer asking to give up the seat (a message ID), when
+    # the proposal is their request rather than the loop's.
+    requested_by: str = ""
 
     def about(self) -> str:
         return self.employee_id

@@ -23,7 +23,7 @@ class DecideVerification(ReviewPayload):
     audit_date: dt.date | None = None
     details: str = ""
     # employee_id → check → the fact the rules could not use (schedule text, ZIP…):
-    # a ruling stands while it is unchanged (caseloop.audits.with_standing_rulings).
+    # a ruling stands while it is unchanged (caseloop.rulings.with_standing_rulings).
     inputs: dict[str, dict[str, str]] = Field(default_factory=dict)
 
     def employee_ids(self) -> frozenset[str]:

@@ -19,6 +19,7 @@ from cases.kinds import ReviewPayload
 from cases.models import PendingAction, Verification
 from dashboard.case_forms import DecisionForm
 from dashboard.queries import newest_verifications
+from outreach.rider_language import WordsLanguage, words_language
 
 P = TypeVar("P", bound=ReviewPayload)
 
@@ -126,6 +127,11 @@ class Card:
     @property
     def message_body(self) -> str:
         return self.action.message.readable_text() if self.action.message is not None else ""
+
+    @property
+    def message_language(self) -> WordsLanguage | None:
+        """The language of the message's words when not English: the card names it."""
+        return words_language(self.action.message) if self.action.message is not None else None
 
     @property
     def employee_id(self) -> str:

@@ -43,6 +43,12 @@ INBOUND_LOCAL_PREFIX = env_str("INBOUND_LOCAL_PREFIX", "reply")
 EMPLOYEE_PORTAL_URL = env_str("EMPLOYEE_PORTAL_URL", "https://portal.example.com/my-profile")
 PROGRAM_NAME = env_str("PROGRAM_NAME", "Commute Vanpool Program")
 PROGRAM_CONTACT_EMAIL = env_str("PROGRAM_CONTACT_EMAIL", "vanpool-program@example.com")
+# Where riders reach the answer page: the links in their emails start with this.
+PUBLIC_BASE_URL = env_str("PUBLIC_BASE_URL", "http://127.0.0.1:8000")
+# An answer link works this many days at most, and never after its case closes.
+ANSWER_LINK_DAYS = env_int("ANSWER_LINK_DAYS", 60, minimum=1)
+# Answers through one link within an hour beyond this are refused (the page says so).
+ANSWER_PAGE_HOURLY_LIMIT = env_int("ANSWER_PAGE_HOURLY_LIMIT", 10, minimum=1)
 # Copy the vanpool's coordinator on every message to a rider.
 OUTREACH_COPY_COORDINATOR = env_bool("OUTREACH_COPY_COORDINATOR", False)
 REPLY_WAIT_DAYS = env_int("REPLY_WAIT_DAYS", 7, minimum=1)
