@@ -14,10 +14,11 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 
 from cases.kinds import PAYLOADS, ReviewPayload, kind_choices, payload_class
+from poolpatrol.durations import SecondsBetween
 from poolpatrol.ids import PublicIdModel
 from vanpools.models import Rider, Vanpool
 
@@ -327,6 +328,21 @@ class PendingAction(models.Model):
             models.Index(fields=["kind", "collapse_key", "status"], name="action_collapse_idx"),
             # The queue, oldest first, and the overdue counts (created_at by kind).
             models.Index(fields=["status", "created_at", "id"], name="action_queue_idx"),
+            # The program page's time to decide: each kind's cards a person
+            # decided, by how long they took, so a percentile is read at its
+            # rank instead of sorting them all (dashboard.desk_metrics).
+            models.Index(
+                F("kind"),
+                SecondsBetween("decided_at", "created_at"),
+                name="action_decided_time_idx",
+                condition=Q(decided_by__isnull=False),
+            ),
+            # The program page's desk counts (waiting, overdue, decided, by
+            # reason) read from this index alone, not the rows.
+            models.Index(
+                fields=["kind", "status", "reason", "created_at", "decided_by"],
+                name="action_desk_counts_idx",
+            ),
         ]
         permissions = [("decide_pendingaction", "Can approve or reject pending actions")]
         constraints = [

@@ -34,16 +34,12 @@ Definitions (also on the page and in docs/dashboard.md#program-metrics-program):
 import datetime as dt
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
 
 from django.conf import settings
 from django.db.models import Case as DbCase
 from django.db.models import (
     Count,
     Exists,
-    F,
-    FloatField,
-    Func,
     IntegerField,
     OuterRef,
     Q,
@@ -58,6 +54,7 @@ from agents.models import AgentRun
 from caseloop.models import AuditRun, progress
 from cases.kinds import CancelMembership
 from cases.models import Case, CaseEvent, PendingAction
+from poolpatrol.durations import SecondsBetween
 from vanpools.models import Rider
 
 # A person's time on one queued decision, subtracted from the hours saved.
@@ -100,34 +97,6 @@ def open_cases_by_age(now: dt.datetime | None = None) -> dict[str, int]:
         aggregates[f"bucket{index}"] = Count("pk", filter=condition)
     counts = Case.objects.exclude(status=Case.Status.CLOSED).aggregate(**aggregates)
     return {label: counts[f"bucket{index}"] for index, (label, _, _) in enumerate(AGE_BUCKETS)}
-
-
-class SecondsBetween(Func):
-    """end − start in seconds, computed by the database itself.
-
-    Django's own datetime subtraction on SQLite calls a Python function per
-    row, which made sorting 10,000 closed cases take ~150 ms; julianday() is
-    native. PostgreSQL (and others) take the epoch of the interval.
-    """
-
-    output_field = FloatField()
-
-    def __init__(self, end: str, start: str) -> None:
-        super().__init__(F(end), F(start))
-
-    def as_sqlite(self, compiler: Any, connection: Any, **extra: Any) -> Any:
-        return self.as_sql(
-            compiler,
-            connection,
-            template="((julianday(%(expressions)s)) * 86400.0)",
-            arg_joiner=") - julianday(",
-            **extra,
-        )
-
-    def as_sql(self, compiler: Any, connection: Any, **extra: Any) -> Any:  # type: ignore[override]
-        extra.setdefault("template", "EXTRACT(EPOCH FROM (%(expressions)s))")
-        extra.setdefault("arg_joiner", " - ")
-        return super().as_sql(compiler, connection, **extra)
 
 
 def median_time_to_resolution() -> dt.timedelta | None:

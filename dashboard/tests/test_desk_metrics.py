@@ -82,3 +82,34 @@ def test_the_desk_on_the_program_page_reads_a_fixed_number_of_queries(
         decided("label_reply", hours=n + 1, by=other, status="rejected", reason="not_a_reply")
     with django_assert_max_num_queries(2):
         desk_by_kind()
+
+
+def test_time_to_decide_agrees_with_sorting_every_card_by_hand(coordinator):
+    hours = [7, 3, 3, 12, 1, 9, 3, 40, 2, 5, 5, 26, 8]  # ties included
+    for value in hours:
+        decided("review_email", hours=value, by=coordinator)
+    ranked = sorted(hours)
+    expected = {
+        share: dt.timedelta(hours=ranked[nearest_rank(len(ranked), fraction) - 1])
+        for share, fraction in (("p50", 0.5), ("p90", 0.9))
+    }
+    assert time_to_decide() == {"review_email": expected}
+    assert time_to_decide({"review_email": len(hours)}) == {"review_email": expected}
+
+
+def test_time_to_decide_is_read_through_its_index_not_by_sorting_the_cards(coordinator):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    if connection.vendor != "sqlite":
+        pytest.skip("the query plan checked is SQLite's")  # PostgreSQL plans by table size
+    for value in range(1, 6):
+        decided("review_email", hours=value, by=coordinator)
+    with CaptureQueriesContext(connection) as captured:
+        time_to_decide({"review_email": 5})
+    (query,) = captured.captured_queries
+    with connection.cursor() as cursor:
+        cursor.execute(f"EXPLAIN QUERY PLAN {query['sql']}")
+        plan = " ".join(str(row[-1]) for row in cursor.fetchall())
+    assert "action_decided_time_idx" in plan
+    assert "TEMP B-TREE" not in plan
