@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('cases', '0009_review_desk'),
+        ('cases', '0010_program_page_indexes'),
     ]
 
     operations = [
