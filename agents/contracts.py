@@ -107,6 +107,9 @@ class RidershipEvidence(_Evidence):
     window_start: str
     window_end: str
     rule: str  # "3 days a week (3 of the rider's 5)" or "80 % of workdays"
+    # The rule as numbers, for a rider's letter in their language: one of the two is set.
+    min_share: float | None = None
+    min_days_per_week: float | None = None
     scheduled: int  # S: scheduled workdays in the window
     counted: int  # C: not excused
     covered: int  # K: counted and covered by data

@@ -284,6 +284,8 @@ class Tally:
             window_start=self.window[0].isoformat(),
             window_end=self.window[-1].isoformat(),
             rule=rule or _rule_words(rules),
+            min_share=rules.min_share,
+            min_days_per_week=None if rules.min_share is not None else rules.min_days_per_week,
             scheduled=len(self.scheduled),
             counted=len(self.counted),
             covered=len(self.covered),

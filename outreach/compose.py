@@ -19,14 +19,20 @@ from django.db.models import F, Window
 from django.db.models.functions import RowNumber
 from django.template import Context, engines
 from django.utils import timezone, translation
-from django.utils.dateformat import format as format_date
 from django.utils.html import format_html
 
 from audit.facts import shift_facts
 from audit.location import shown_miles
 from audit.shift.readings import Unreadable, WeeklySchedule, read_shift
 from cases.models import Case, Verification
-from outreach.localize import deadline_text, hours_text, number_text, place_text
+from outreach.localize import (
+    day_range_text,
+    deadline_text,
+    full_date_text,
+    hours_text,
+    number_text,
+    place_text,
+)
 from poolpatrol.languages import BY_CODE, SHIPPED
 from vanpools.models import Employee, Shift, Vanpool
 from vanpools.schedules import ScheduleError, parse_weekly
@@ -99,15 +105,17 @@ class RiderFacts:
     contact_email: str
     # Ridership: the rider's days aboard against the days counted, and the rule.
     rides_aboard: int = 0
-    rides_counted: int = 0
+    rides_counted: int = 0  # the workdays counted that the data covers
     rides_required: int = 0
-    rides_excused: int = 0
-    rides_window: str = ""  # "October 26 – November 22"
-    rides_rule: str = ""  # "3 days a week of the rider's 5"
+    rides_excused: int = 0  # leave, PTO and holidays left out
+    rides_start: dt.date | None = None
+    rides_end: dt.date | None = None
+    rides_min_share: float | None = None  # the rule: a share of workdays…
+    rides_min_days_per_week: float | None = None  # …or days a week
     rides_by_badge: bool = False  # only the gate's swipes covered the days counted
     swipe_window_minutes: int = 0
-    # Parking: each permit in force beside the seat, in words.
-    permits: tuple[str, ...] = ()
+    # Parking: each permit in force beside the seat.
+    permits: tuple["PermitFacts", ...] = ()
 
     @property
     def location_failed(self) -> bool:
@@ -124,6 +132,11 @@ class RiderFacts:
     @property
     def shift_failed(self) -> bool:
         return "shift" in self.failed_checks
+
+    @property
+    def seat_findings_only(self) -> bool:
+        """Only ridership or parking failed: nothing in the employee portal to correct."""
+        return bool(self.failed_checks) and not (self.location_failed or self.shift_failed)
 
     @property
     def record_kind(self) -> str:
@@ -168,6 +181,44 @@ class RiderFacts:
     @property
     def van_hours_text(self) -> str:
         return hours_text(self.van_hours)
+
+    @property
+    def rides_window_text(self) -> str:
+        """'October 26 – November 22': the days the ridership check looked at."""
+        if self.rides_start is None or self.rides_end is None:
+            return ""
+        return day_range_text(self.rides_start, self.rides_end)
+
+    @property
+    def rides_percent_text(self) -> str:
+        """'80': the share of workdays the rule asks for, as a percentage."""
+        if self.rides_min_share is None:
+            return ""
+        return number_text(f"{self.rides_min_share * 100:g}")
+
+    @property
+    def rides_days_per_week_text(self) -> str:
+        if self.rides_min_days_per_week is None:
+            return ""
+        return number_text(f"{self.rides_min_days_per_week:g}")
+
+
+@dataclass(frozen=True)
+class PermitFacts:
+    """A parking permit in force beside the rider's seat, as the parking check cited it."""
+
+    permit_id: str
+    lot: str
+    valid_from: dt.date | None
+    valid_to: dt.date | None  # None: no end
+
+    @property
+    def valid_from_text(self) -> str:
+        return full_date_text(self.valid_from) if self.valid_from else ""
+
+    @property
+    def valid_to_text(self) -> str:
+        return full_date_text(self.valid_to) if self.valid_to else ""
 
 
 @dataclass(frozen=True)
@@ -248,41 +299,45 @@ def rider_facts(case: Case, employee: Employee) -> RiderFacts:
         program_name=settings.PROGRAM_NAME,
         contact_email=settings.PROGRAM_CONTACT_EMAIL,
         **_ride_facts(rides),
-        permits=tuple(_permit_words(item) for item in permits),
+        permits=tuple(_permit_facts(item) for item in permits),
     )
 
 
 def _ride_facts(item: dict[str, Any]) -> dict[str, Any]:
-    """The ridership finding in a rider's words: counts, the window's dates, the rule."""
+    """The ridership finding as the letter needs it: counts, the window's days, the rule."""
     if not item:
         return {}
+    share, per_week = _float(item.get("min_share")), _float(item.get("min_days_per_week"))
+    if share is None and per_week is None:  # evidence from before the rule was kept as numbers
+        share, per_week = settings.RIDERSHIP_MIN_SHARE, settings.RIDERSHIP_MIN_DAYS_PER_WEEK
     return {
         "rides_aboard": int(item.get("aboard") or 0),
         "rides_counted": int(item.get("covered") or 0),
         "rides_required": int(item.get("required") or 0),
         "rides_excused": int(item.get("scheduled") or 0) - int(item.get("counted") or 0),
-        "rides_window": f"{_day_words(item.get('window_start'))} – "
-        f"{_day_words(item.get('window_end'))}",
-        "rides_rule": str(item.get("rule") or ""),
+        "rides_start": _day(item.get("window_start")),
+        "rides_end": _day(item.get("window_end")),
+        "rides_min_share": share,
+        "rides_min_days_per_week": per_week if share is None else None,
         "rides_by_badge": item.get("sources") == ["badge_swipes"],
         "swipe_window_minutes": settings.RIDERSHIP_SWIPE_WINDOW_MINUTES,
     }
 
 
-def _permit_words(item: dict[str, Any]) -> str:
-    """'P-5521 for Garage B, valid from September 1, 2026 to December 31, 2026'."""
-    valid = f"valid from {_day_words(item.get('valid_from'), year=True)}"
-    if item.get("valid_to"):
-        valid += f" to {_day_words(item.get('valid_to'), year=True)}"
-    return f"{item.get('permit_id')} for {item.get('lot')}, {valid}"
+def _permit_facts(item: dict[str, Any]) -> PermitFacts:
+    return PermitFacts(
+        permit_id=str(item.get("permit_id") or ""),
+        lot=str(item.get("lot") or ""),
+        valid_from=_day(item.get("valid_from")),
+        valid_to=_day(item.get("valid_to")),
+    )
 
 
-def _day_words(iso: object, *, year: bool = False) -> str:
+def _day(iso: object) -> dt.date | None:
     try:
-        day = dt.date.fromisoformat(str(iso))
+        return dt.date.fromisoformat(str(iso))
     except ValueError:
-        return str(iso or "")
-    return format_date(day, "F j, Y" if year else "F j")
+        return None
 
 
 def _evidence(verification: Verification | None, employee_id: str, kind: str) -> dict[str, Any]:

@@ -53,12 +53,13 @@ def test_a_rider_seen_on_few_trips_is_told_the_count_and_the_rule(van):
     facts, email = letter(van, seldom)
     assert facts.failed_checks == ("ridership",)
     assert email.subject == f"Action needed: are you still riding vanpool VP-210? ({facts.case_id})"
+    text = " ".join(email.text.split())
     assert (
-        "The vanpool's trip log shows 3 rides in the last 20 scheduled workdays "
-        "(October 26 – November 22)." in " ".join(email.text.split())
+        "The van's trip log shows you aboard on 3 of the last 20 scheduled workdays "
+        "(October 26 – November 22)." in text
     )
-    assert "at least 12 of those days" in " ".join(email.text.split())
-    assert "If you ride but don't always get marked on the log" in " ".join(email.text.split())
+    assert "ride at least 3 days a week: for you, 12 of these 20 days." in text
+    assert "If you ride but aren't always marked on the trip log, reply to this email" in text
     assert "3 of the last 20 scheduled workdays" in email.html
 
 
@@ -75,7 +76,8 @@ def test_a_rider_seen_only_by_the_gate_is_told_it_is_their_badge(van):
     _, email = letter(van, late)
     text = " ".join(email.text.split())
     assert (
-        "Your badge at the Harbor DC gate shows 3 rides in the last 20 scheduled workdays" in text
+        "Your badge at the work site's gate shows you arriving with the van on 3 of the last "
+        "20 scheduled workdays" in text
     )
     assert "within 30 minutes of the van's arrival" in text
     assert "If you ride but don't always badge in, reply to this email and tell us" in text
@@ -107,4 +109,25 @@ def test_a_rider_failing_several_checks_gets_each_finding_in_one_letter(van):
     facts, email = letter(van, both)
     assert facts.failed_checks == ("location", "parking")
     assert "Where you live" in email.text and "Parking" in email.text
-    assert "P-1 for Lot C, valid from January 1, 2026, in force" in " ".join(email.text.split())
+    assert "If your home address has changed, update it in the employee portal" in email.text
+    assert "If you have returned the permit, or it has ended" in " ".join(email.text.split())
+    assert "P-1 for Lot C, valid from January 1, 2026 with no end date, in force" in " ".join(
+        email.text.split()
+    )
+
+
+def test_a_ridership_letter_reads_in_the_riders_language(van):
+    steady, seldom = rider(van, "Dana"), rider(van, "Ana", preferred_language="es")
+    DataCoverage.objects.create(kind="trips", vanpool=van, start=START, end=END)
+    aboard(van, steady, WEEKDAYS)
+    aboard(van, seldom, WEEKDAYS[:3])
+    audit_vanpool(van.vanpool_id, audit_date=AUDIT_DATE)
+    facts = rider_facts(Case.objects.get(vanpool=van), seldom)
+    email = render_email("ridership_mismatch", facts, lang="es")
+    text = " ".join(email.text.split())
+    assert email.subject.startswith("Acción necesaria: ¿sigue viajando en el vanpool VP-210?")
+    assert (
+        "muestra que viajó en ella 3 de los últimos 20 días laborables programados "
+        "(del 26 de octubre al 22 de noviembre)." in text
+    )
+    assert "al menos 3 días por semana: en su caso, 12 de estos 20 días." in text
