@@ -13,8 +13,10 @@ step by step, are docs/audit.md's "The ridership check". No data is
 
 import datetime as dt
 import math
+from collections.abc import Hashable
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 
 from django.conf import settings
 
@@ -22,7 +24,7 @@ from agents.contracts import Citation, RidershipEvidence, SpecialistResult, Unkn
 from audit.facts import RiderFacts, VanpoolFacts
 from audit.ride_facts import CoverageSpan, RideMark, SwipeFacts, ridership_window
 from audit.rider_results import RiderOutcome, no_data, vanpool_result
-from audit.shift.readings import RotationShift, Unreadable, read_shift
+from audit.shift.readings import RotationShift, Schedule, Unreadable, read_shift
 from vanpools.schedules import WEEKDAYS, DaySpan, parse_weekly
 
 NO_DATA_MISSING = "trips, ride days or badge swipes"
@@ -149,13 +151,30 @@ def working_dates(rider: RiderFacts, window: list[dt.date]) -> list[dt.date]:
     readings = list(shift.readings) or [shift.schedule]
     if isinstance(shift, RotationShift):
         readings = [reading for leg in shift.legs for reading in leg] or readings
-    day_sets = {tuple(day for day in window if reading.span_on(day)) for reading in readings}
+    dates = tuple(window)
+    day_sets = {_days_worked(reading, dates) for reading in readings}
     if len(day_sets) != 1:
         text = rider.shift.text if rider.shift else ""
         raise UnknownDays(
             text, "has a schedule whose working days read more than one way", shift.field
         )
     return list(day_sets.pop())
+
+
+def _days_worked(reading: Schedule, window: tuple[dt.date, ...]) -> tuple[dt.date, ...]:
+    """The window's days a schedule works; once per schedule and window, not per rider."""
+    key = (type(reading).__name__, reading.key(), window)
+    days = _DAYS_WORKED.get(key)
+    if days is None:
+        days = tuple(day for day in window if reading.span_on(day))
+        if len(_DAYS_WORKED) >= MAX_CACHED_SCHEDULES:
+            _DAYS_WORKED.clear()
+        _DAYS_WORKED[key] = days
+    return days
+
+
+_DAYS_WORKED: dict[Hashable, tuple[dt.date, ...]] = {}
+MAX_CACHED_SCHEDULES = 4096
 
 
 def judge_rider(
@@ -213,8 +232,12 @@ def judge_rider(
     return tally.outcome(rider, "fail", confidence, sentence, rules, required, rule)
 
 
+@lru_cache(maxsize=4096)
 def required_days(rules: RidershipRules, scheduled: int, covered: int) -> tuple[int, str]:
-    """R = ⌈share × covered⌉, exactly; and the rule in words for the evidence."""
+    """R = ⌈share × covered⌉, exactly; and the rule in words for the evidence.
+
+    Cached: exact fractions are slow, and riders share a few (scheduled, covered) pairs.
+    """
     if rules.min_share is not None:
         share = Fraction(str(rules.min_share))
         rule = f"{_percent(share)} of workdays"

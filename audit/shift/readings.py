@@ -8,6 +8,7 @@ import datetime as dt
 import json
 from collections.abc import Hashable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 from audit.facts import ShiftFacts
@@ -39,10 +40,7 @@ class WeeklySchedule:
         return next((span for span in self.spans if span.day == weekday), None)
 
     def describe(self) -> str:
-        # HR's compact form keeps a night crew's week whole ("Sun–Thu"), which
-        # describe_weekly would split at Monday; en dashes as in all our text.
-        compact = format_compact_weekly(list(self.spans))
-        return compact.replace(",", "/").replace(";", ",").replace("-", "–")
+        return _describe_weekly(self.spans)
 
     def key(self) -> Hashable:
         return tuple((span.day, span.start, span.end) for span in self.spans)
@@ -67,6 +65,16 @@ class RotatingSchedule:
     def key(self) -> Hashable:
         days = tuple((span.start, span.end) if span else None for span in self.rotation.days)
         return (self.rotation.cycle_start, days)
+
+
+@lru_cache(maxsize=1024)
+def _describe_weekly(spans: tuple[DaySpan, ...]) -> str:
+    # HR's compact form keeps a night crew's week whole ("Sun–Thu"), which
+    # describe_weekly would split at Monday; en dashes as in all our text.
+    # Cached: a program has a few dozen weeks, and a bulk audit describes
+    # each rider's in every sentence that names it.
+    compact = format_compact_weekly(list(spans))
+    return compact.replace(",", "/").replace(";", ",").replace("-", "–")
 
 
 Schedule = WeeklySchedule | RotatingSchedule
@@ -99,9 +107,56 @@ class RiderShift:
 
 
 def read_shift(shift: ShiftFacts | None) -> RiderShift:
-    """Weekly days, else a rotation, else HR's text (hr_text); raises Unreadable otherwise."""
+    """Weekly days, else a rotation, else HR's text (hr_text); raises Unreadable otherwise.
+
+    Read once per distinct shift: a program has a few shifts and tens of
+    thousands of riders, and both the shift and the ridership check read each
+    rider's. The reading is immutable, so riders of one shift share it.
+    """
     if shift is None:
         raise Unreadable("", "has no shift on record")
+    key = _shift_key(shift)
+    reading = _READINGS.get(key)
+    if reading is None:
+        try:
+            reading = _read_shift(shift)
+        except Unreadable as problem:
+            reading = problem
+        if len(_READINGS) >= MAX_CACHED_READINGS:
+            _READINGS.clear()
+        _READINGS[key] = reading
+    if isinstance(reading, Unreadable):
+        raise Unreadable(reading.value, reading.reason, reading.field)
+    return reading
+
+
+# Each distinct shift's reading (or why it cannot be read), by everything it depends on.
+_READINGS: "dict[Hashable, RiderShift | Unreadable]" = {}
+MAX_CACHED_READINGS = 4096
+
+
+def _shift_key(shift: ShiftFacts) -> Hashable:
+    """Everything a reading depends on, hashable (the stored JSON frozen, types kept)."""
+    return (
+        shift.shift_id,
+        shift.name,
+        shift.text,
+        shift.overnight,
+        _frozen(shift.schedule),
+        _frozen(shift.rotation),
+    )
+
+
+def _frozen(data: object) -> Hashable:
+    if isinstance(data, dict):
+        return ("dict", tuple((_frozen(key), _frozen(value)) for key, value in data.items()))
+    if isinstance(data, list | tuple):
+        return ("list", tuple(_frozen(item) for item in data))
+    # The type too: True and 1 are equal keys but not the same stored value.
+    return (type(data).__name__, data if isinstance(data, Hashable) else repr(data))
+
+
+def _read_shift(shift: ShiftFacts) -> RiderShift:
     if shift.schedule:
         return RiderShift(read_weekly(shift.schedule, "weekly schedule"), "schedule")
     if shift.rotation:
