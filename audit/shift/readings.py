@@ -109,51 +109,33 @@ class RiderShift:
 def read_shift(shift: ShiftFacts | None) -> RiderShift:
     """Weekly days, else a rotation, else HR's text (hr_text); raises Unreadable otherwise.
 
-    Read once per distinct shift: a program has a few shifts and tens of
-    thousands of riders, and both the shift and the ridership check read each
-    rider's. The reading is immutable, so riders of one shift share it.
+    Read once per shift: a program has a few shifts and tens of thousands of
+    riders, and both the shift and the ridership check read each rider's. The
+    reading is immutable, so riders of one shift share it.
     """
     if shift is None:
         raise Unreadable("", "has no shift on record")
-    key = _shift_key(shift)
-    reading = _READINGS.get(key)
-    if reading is None:
+    cached = _READINGS.get(id(shift))
+    if cached is not None and cached[0] is shift:
+        reading = cached[1]
+    else:
         try:
             reading = _read_shift(shift)
         except Unreadable as problem:
             reading = problem
         if len(_READINGS) >= MAX_CACHED_READINGS:
             _READINGS.clear()
-        _READINGS[key] = reading
+        _READINGS[id(shift)] = (shift, reading)
     if isinstance(reading, Unreadable):
         raise Unreadable(reading.value, reading.reason, reading.field)
     return reading
 
 
-# Each distinct shift's reading (or why it cannot be read), by everything it depends on.
-_READINGS: "dict[Hashable, RiderShift | Unreadable]" = {}
+# Each shift's reading (or why it cannot be read), by the facts object: the
+# preload makes one ShiftFacts per shift and its riders share it. The object is
+# kept with its reading, so its id cannot be reused by another while cached.
+_READINGS: "dict[int, tuple[ShiftFacts, RiderShift | Unreadable]]" = {}
 MAX_CACHED_READINGS = 4096
-
-
-def _shift_key(shift: ShiftFacts) -> Hashable:
-    """Everything a reading depends on, hashable (the stored JSON frozen, types kept)."""
-    return (
-        shift.shift_id,
-        shift.name,
-        shift.text,
-        shift.overnight,
-        _frozen(shift.schedule),
-        _frozen(shift.rotation),
-    )
-
-
-def _frozen(data: object) -> Hashable:
-    if isinstance(data, dict):
-        return ("dict", tuple((_frozen(key), _frozen(value)) for key, value in data.items()))
-    if isinstance(data, list | tuple):
-        return ("list", tuple(_frozen(item) for item in data))
-    # The type too: True and 1 are equal keys but not the same stored value.
-    return (type(data).__name__, data if isinstance(data, Hashable) else repr(data))
 
 
 def _read_shift(shift: ShiftFacts) -> RiderShift:
