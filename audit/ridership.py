@@ -13,10 +13,12 @@ step by step, are docs/audit.md's "The ridership check". No data is
 
 import datetime as dt
 import math
+from bisect import bisect_left, bisect_right
 from collections.abc import Hashable
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
+from itertools import chain, islice
 
 from django.conf import settings
 
@@ -108,10 +110,8 @@ def _van(facts: VanpoolFacts, window: list[dt.date]) -> Van:
         if span.kind == "badge_swipes" and not spans:
             continue  # no arrival time to match a swipe against: badge data covers nothing
         coverage.setdefault(span.kind, []).append(span)
-    kinds_by_day = {
-        day: [kind for kind, group in coverage.items() if any(s.covers(day) for s in group)]
-        for day in window
-    }
+    covered = {kind: _days_covered(group, window) for kind, group in coverage.items()}
+    kinds_by_day = {day: [kind for kind, days in covered.items() if day in days] for day in window}
     return Van(
         vanpool_id=facts.vanpool_id,
         work_site=facts.work_site,
@@ -120,6 +120,16 @@ def _van(facts: VanpoolFacts, window: list[dt.date]) -> Van:
         holidays=dict(facts.rides.holidays),
         kinds_by_day=kinds_by_day,
     )
+
+
+def _days_covered(spans: list[CoverageSpan], window: list[dt.date]) -> set[dt.date]:
+    """The window's days (in date order) any of these spans covers, cut from it by bisection."""
+    days: set[dt.date] = set()
+    for span in spans:
+        first = 0 if span.start is None else bisect_left(window, span.start)
+        last = len(window) if span.end is None else bisect_right(window, span.end)
+        days.update(window[first:last])
+    return days
 
 
 def _van_unreadable(rider: RiderFacts, facts: VanpoolFacts, reason: str) -> RiderOutcome:
@@ -332,8 +342,9 @@ class Tally:
         for day, mark in sorted(self.calendar.items()):
             if mark == "holiday":
                 cites.append(Citation(record="holiday", id=day, field="date"))
-        shown = [proof for day in sorted(self.aboard) for proof in self.aboard[day]]
-        return cites + [_proof_cite(rider.employee_id, proof) for proof in shown[:MAX_CITED_RIDES]]
+        proofs = chain.from_iterable(self.aboard[day] for day in sorted(self.aboard))
+        shown = islice(proofs, MAX_CITED_RIDES)
+        return cites + [_proof_cite(rider.employee_id, proof) for proof in shown]
 
 
 def _excuse(rider: RiderFacts, van: Van, day: dt.date) -> str:
