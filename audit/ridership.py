@@ -352,7 +352,8 @@ def _excuse(rider: RiderFacts, van: Van, day: dt.date) -> str:
         return "before_joined"
     if day in van.holidays:
         return "holiday"
-    if rider.status == "on_leave" or any(span.covers(day) for span in rider.leave):
+    on_leave = rider.leave and any(span.covers(day) for span in rider.leave)
+    if rider.status == "on_leave" or on_leave:
         return "leave"
     return ""
 

@@ -411,12 +411,26 @@ def _verification(
         verdict=result.verdict,
         confidence=result.confidence,
         reasoning=result.reasoning,
-        evidence=[evidence.model_dump(mode="json") for evidence in result.evidence],
+        evidence=_evidence_json(result, trace),
         rider_flags=result.rider_verdicts(),
         **_deciding_backend(trace),
         audit_date=audit_date,
         input_hash=item.hashes[check],
     )
+
+
+def _evidence_json(result: SpecialistResult, trace: RunTrace) -> list[dict]:
+    """The result's evidence as JSON, dumped once.
+
+    A check's trace holds the rules' result as dumped (``audit.resolve``); with
+    no model run under it, that result is this one, and its evidence is reused
+    rather than serialised again for every check of every vanpool.
+    """
+    output = trace.output if isinstance(trace.output, dict) else {}
+    dumped = output.get("evidence")
+    if dumped is not None and not trace.children and output.get("check") == result.check:
+        return dumped
+    return [evidence.model_dump(mode="json") for evidence in result.evidence]
 
 
 def _deciding_backend(trace: RunTrace) -> dict[str, str]:
