@@ -26,7 +26,13 @@ from agents.contracts import Citation, RidershipEvidence, SpecialistResult, Unkn
 from audit.facts import RiderFacts, VanpoolFacts
 from audit.ride_facts import CoverageSpan, RideMark, SwipeFacts, ridership_window
 from audit.rider_results import RiderOutcome, no_data, vanpool_result
-from audit.shift.readings import RotationShift, Schedule, Unreadable, read_shift
+from audit.shift.readings import (
+    RotationShift,
+    Schedule,
+    Unreadable,
+    days_without_hours,
+    read_shift,
+)
 from vanpools.schedules import WEEKDAYS, DaySpan, parse_weekly
 
 NO_DATA_MISSING = "trips, ride days or badge swipes"
@@ -153,11 +159,18 @@ class UnknownDays(Exception):
 
 
 def working_dates(rider: RiderFacts, window: list[dt.date]) -> list[dt.date]:
-    """The window's dates the rider's shift works; only the days matter, not the hours."""
+    """The window's dates the rider's shift works; only the days matter, not the hours.
+
+    HR's text that names days with no hours ("M/W/F") gives its days here,
+    though the shift check, which needs the hours, cannot read it.
+    """
     try:
         shift = read_shift(rider.shift)
     except Unreadable as problem:
-        raise UnknownDays(problem.value, problem.reason, problem.field) from None
+        days = days_without_hours(rider.shift)
+        if days is None:
+            raise UnknownDays(problem.value, problem.reason, problem.field) from None
+        return [day for day in window if WEEKDAYS[day.weekday()] in days]
     readings = list(shift.readings) or [shift.schedule]
     if isinstance(shift, RotationShift):
         readings = [reading for leg in shift.legs for reading in leg] or readings

@@ -18,7 +18,7 @@ from django.conf import settings
 
 from vanpools.importing import ImportResult
 from vanpools.importing.records import import_records
-from vanpools.models import Employee
+from vanpools.models import Employee, Vanpool
 
 DEMO_RECORDS = Path(settings.BASE_DIR) / "fixtures" / "demo" / "records"
 REFERENCE_MONDAY = dt.date(2026, 11, 23)
@@ -37,10 +37,14 @@ DATE = re.compile(r"(\d{4})-?(\d{2})-?(\d{2})")
 def load_demo_records(this_monday: dt.date) -> list[ImportResult]:
     """Import the demo's records, moved to the quarter before ``this_monday``.
 
-    Rows for riders not on the roster (the simulated past's, when it is not
-    played) are left out, as the operator would not list strangers.
+    A row about one rider who is not on the roster (the simulated past's, when
+    it is not played), or about a van the program does not have, is left out:
+    a badge system or a ride-day export lists the people it was asked about.
+    A trip log keeps every passenger it names, as an operator's log would: the
+    importer counts them aboard and says which are not employees.
     """
     known = set(Employee.objects.values_list("employee_id", flat=True))
+    vans = set(Vanpool.objects.values_list("vanpool_id", flat=True))
     weeks = (this_monday - REFERENCE_MONDAY).days // 7
     months = (this_monday.year * 12 + this_monday.month) - (
         REFERENCE_MONDAY.year * 12 + REFERENCE_MONDAY.month
@@ -50,7 +54,7 @@ def load_demo_records(this_monday: dt.date) -> list[ImportResult]:
         for name, kind, dated in RECORD_FILES:
             moved = Path(folder) / name
             shift = months if kind == "vanpool_months" else 0
-            _move(DEMO_RECORDS / name, moved, dated, weeks, shift, known)
+            _move(DEMO_RECORDS / name, moved, dated, weeks, shift, known, vans)
             results.append(import_records(moved, kind=kind))
     return results
 
@@ -62,6 +66,7 @@ def _move(
     weeks: int,
     months: int,
     known: set[str],
+    vans: set[str],
 ) -> None:
     with (
         source.open(encoding="utf-8", newline="") as read,
@@ -74,9 +79,8 @@ def _move(
         for row in rows:
             if row.get("employee_id", "") and row["employee_id"] not in known:
                 continue
-            if "passengers" in row:
-                aboard = [p for p in row["passengers"].split(";") if p in known]
-                row["passengers"] = ";".join(aboard)
+            if row.get("vanpool_id", "") and row["vanpool_id"] not in vans:
+                continue
             for column in dated:
                 row[column] = DATE.sub(lambda m: _moved(m, weeks), row[column])
             if months and row.get("month"):

@@ -8,6 +8,7 @@ from agents.contracts import NoDataEvidence, RidershipEvidence, UnknownEvidence
 from audit.facts import LeaveSpan, RiderFacts, ShiftFacts, VanpoolFacts
 from audit.ride_facts import CoverageSpan, RideMark, RiderRides, SwipeFacts, VanRides
 from audit.ridership import RidershipRules, check_ridership, required_days
+from audit.shift.readings import Unreadable, read_shift
 
 AUDIT = dt.date(2026, 11, 23)  # the window is Mon 26 Oct – Sun 22 Nov: 20 weekdays
 START, END = dt.date(2026, 10, 26), dt.date(2026, 11, 22)
@@ -247,6 +248,18 @@ def test_a_schedule_that_names_no_days_is_unknown_when_there_is_data():
     result = check_ridership(van(rider("E1", WORKDAYS, words)), AUDIT, RULES)
     assert result.verdict == "unknown"
     assert isinstance(result.evidence[0], UnknownEvidence)
+
+
+def test_days_written_without_hours_are_the_riders_workdays():
+    """HR's text names the days and no hours: the days are counted, the hours not needed."""
+    words = ShiftFacts(shift_id="PT", name="Part-time", text="Tues & Thurs, hours vary")
+    tue_thu = window_days("Tue", "Thu")  # 8 days; 3 a week of the rider's 2 asks for all 8
+    facts = van(rider("E2", tue_thu[:7], words), rider("E3", tue_thu, words))
+    assert verdicts(facts) == {"E2": "fail", "E3": "pass"}
+    assert summary(facts, "E3").scheduled == 8
+    # The shift check, which needs the hours, still leaves such a rider to a person.
+    with pytest.raises(Unreadable):
+        read_shift(words)
 
 
 def test_hours_read_two_ways_do_not_matter_when_the_days_are_clear():
