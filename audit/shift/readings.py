@@ -123,19 +123,30 @@ def read_shift(shift: ShiftFacts | None) -> RiderShift:
         try:
             reading = _read_shift(shift)
         except Unreadable as problem:
-            reading = problem
+            # Its words, not the exception: a traceback holds the callers'
+            # frames, and with them a whole chunk's facts.
+            reading = _Refusal(problem.value, problem.reason, problem.field)
         if len(_READINGS) >= MAX_CACHED_READINGS:
             _READINGS.clear()
         _READINGS[id(shift)] = (shift, reading)
-    if isinstance(reading, Unreadable):
+    if isinstance(reading, _Refusal):
         raise Unreadable(reading.value, reading.reason, reading.field)
     return reading
+
+
+@dataclass(frozen=True)
+class _Refusal:
+    """Why a shift cannot be read, as cached."""
+
+    value: str
+    reason: str
+    field: ShiftField
 
 
 # Each shift's reading (or why it cannot be read), by the facts object: the
 # preload makes one ShiftFacts per shift and its riders share it. The object is
 # kept with its reading, so its id cannot be reused by another while cached.
-_READINGS: "dict[int, tuple[ShiftFacts, RiderShift | Unreadable]]" = {}
+_READINGS: "dict[int, tuple[ShiftFacts, RiderShift | _Refusal]]" = {}
 MAX_CACHED_READINGS = 4096
 
 
