@@ -122,7 +122,7 @@ def test_an_english_email_offers_every_other_language_in_its_own_words():
     ("lang", "deadline", "miles"),
     [
         ("en", "Sunday, November 29", "88.9 miles"),
-        ("es", "domingo 2026-11-29", "88.9 millas"),
+        ("es", "domingo 29 de noviembre", "88.9 millas"),
         ("vi", "Chủ Nhật, ngày 29 tháng 11", "88,9 dặm"),
         ("tl", "Linggo, Nobyembre 29", "88.9 milya"),
         ("zh-hans", "11月29日（星期日）", "88.9英里"),
