@@ -288,7 +288,7 @@ def test_an_answer_is_in_the_api_with_its_choice(client, page, case, run, coordi
     ("preferred", "lang", "direction", "choice"),
     [
         ("ar", "ar", "rtl", "لقد حدّثتُ عنوان منزلي لدى الموارد البشرية"),
-        ("es", "es", "ltr", "Ya actualicé mi domicilio con Recursos Humanos"),
+        ("es", "es", "ltr", "Ya actualicé mi dirección con Recursos Humanos"),
         ("", "en", "ltr", "I&#x27;ve updated my home address with HR"),
     ],
 )
