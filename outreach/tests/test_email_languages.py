@@ -141,6 +141,14 @@ def test_dates_and_miles_are_written_as_the_language_writes_them(lang, deadline,
         assert fact in text
 
 
+@pytest.mark.parametrize("template", sorted(TEMPLATES))
+def test_chinese_runs_its_sentences_and_brackets_together_without_spaces(template):
+    email = render(template, SAMPLE, "zh-hans")
+    for body in (email.text, email.html):
+        assert not re.search(r"[。！？）][ ]+[\u4e00-\u9fff]", body), body
+        assert not re.search(r"[\u4e00-\u9fff][ ]+（", body), body
+
+
 def test_the_catalogs_ship_every_language_the_settings_offer(settings):
     assert [code for code, _ in settings.LANGUAGES] == list(CODES)
     assert settings.LANGUAGES_BIDI == ["ar"]
