@@ -444,8 +444,12 @@ def render_email(
 
 # The templates join whole sentences with a space; Chinese and Japanese run
 # sentences together, so a space after their full stop (or closing bracket)
-# before more of their script is dropped.
-_CJK_GAP = re.compile(r"(?<=[。！？；：）」』])[ ]+(?=[\u3000-\u30ff\u3400-\u9fff\uff00-\uffef])")
+# before more of their script is dropped, and so is one between their script
+# and an opening full-width bracket ("5天中的5天（未计入2天休假）").
+_CJK_GAP = re.compile(
+    r"(?<=[。！？；：）」』])[ ]+(?=[\u3000-\u30ff\u3400-\u9fff\uff00-\uffef])"
+    r"|(?<=[\u3000-\u30ff\u3400-\u9fff])[ ]+(?=[（「『])"
+)
 
 
 def _joined(text: str) -> str:
