@@ -14,6 +14,7 @@ from dashboard import desk_metrics, program
 from dashboard.access import dashboard_view
 from dashboard.charts.bars import bar_chart
 from dashboard.charts.trend import TrendChart, TrendWeek, trend_chart
+from dashboard.program_checks import check_summary
 
 STATUS_TONES: dict[str, str] = {
     Case.Status.OPEN: "bar",
@@ -138,6 +139,7 @@ def program_page(request: HttpRequest) -> HttpResponse:
         "manual_minutes": settings.MANUAL_AUDIT_MINUTES,
         "decision_minutes": program.HUMAN_DECISION_MINUTES,
         "audit_run": program.latest_audit_run(),
+        "checks": check_summary(),
         "desk": desk,
         "desk_decided": any(row.decided for row in desk),
     }

@@ -14,7 +14,7 @@ from django.utils import translation
 
 from outreach.compose import TEMPLATES, render_email
 from outreach.management.commands.makemessages import CATALOG_LOCALES
-from outreach.management.commands.render_emails import QUESTION, SAMPLE
+from outreach.management.commands.render_emails import QUESTION, SAMPLE, sample_for
 from outreach.replies.answers import answer_question
 from outreach.tests.test_catalogs import catalog
 from poolpatrol.languages import BY_CODE, CODES, SHIPPED
@@ -32,6 +32,18 @@ RIDERS = {
     ),
     "location_unmeasured": dataclasses.replace(
         SAMPLE, failed_checks=("location",), miles=None, measured_to="work_site", shift_name=""
+    ),
+    # Riding and parking: badge swipes and a permit with an end; the trip log, a share of
+    # workdays and a permit with no end beside a shift finding.
+    "ridership_parking": dataclasses.replace(SAMPLE, failed_checks=("parking", "ridership")),
+    "trips_share_shift_parking": dataclasses.replace(
+        SAMPLE,
+        failed_checks=("parking", "ridership", "shift"),
+        rides_by_badge=False,
+        rides_min_share=0.8,
+        rides_min_days_per_week=None,
+        permits=(dataclasses.replace(SAMPLE.permits[0], valid_to=None),),
+        deadline=None,
     ),
 }
 # The sentence every email in another language also says in English, on purpose.
@@ -81,7 +93,7 @@ def test_every_email_in_every_language_has_no_english_left(template, lang):
 @pytest.mark.parametrize("lang", CODES)
 @pytest.mark.parametrize("template", sorted(TEMPLATES))
 def test_every_email_names_its_language_and_direction(template, lang):
-    email = render(template, SAMPLE, lang)
+    email = render(template, sample_for(template), lang)
     assert f'<html lang="{lang}"' in email.html
     if BY_CODE[lang].bidi:
         assert f'<html lang="{lang}" dir="rtl">' in email.html
