@@ -81,7 +81,23 @@ class Case(PublicIdModel):
                 name="case_outcome_only_when_closed",
             ),
         ]
-        indexes = [models.Index(fields=["status", "reply_deadline"])]
+        indexes = [
+            models.Index(fields=["status", "reply_deadline"]),
+            # The program page over every case, read from indexes not the rows
+            # (dashboard.program): openings by week, closings by week and
+            # outcome, and the median time to resolution at its rank.
+            models.Index(fields=["created_at"], name="case_opened_idx"),
+            models.Index(
+                fields=["closed_at", "outcome"],
+                condition=Q(closed_at__isnull=False),
+                name="case_closed_idx",
+            ),
+            models.Index(
+                SecondsBetween("closed_at", "created_at"),
+                condition=Q(closed_at__isnull=False),
+                name="case_resolution_time_idx",
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.case_id or "new case"
@@ -206,6 +222,10 @@ class CaseEvent(AppendOnlyModel):
                 condition=Q(actor_user__isnull=False) | ~Q(actor_agent=""),
                 name="case_event_has_actor",
             ),
+        ]
+        indexes = [
+            # The program page's automation rate: the cases a person acted on.
+            models.Index(fields=["actor_user", "case"], name="event_by_person_idx"),
         ]
 
     def __str__(self) -> str:
@@ -343,6 +363,8 @@ class PendingAction(models.Model):
                 fields=["kind", "status", "reason", "created_at", "decided_by"],
                 name="action_desk_counts_idx",
             ),
+            # The program page's automation rate: the cases a person decided on.
+            models.Index(fields=["decided_by", "case"], name="action_decided_case_idx"),
         ]
         permissions = [("decide_pendingaction", "Can approve or reject pending actions")]
         constraints = [

@@ -5,6 +5,7 @@ import datetime as dt
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils import timezone
 from django.views.decorators.http import require_GET
 
 from caseloop.lessons import false_positive_counts_by_pattern
@@ -80,11 +81,14 @@ def trend_summary(weeks: list[program.Week]) -> str:
 def program_page(request: HttpRequest) -> HttpResponse:
     by_status = program.open_cases_by_status()
     by_age = program.open_cases_by_age()
-    closed = program.closed_cases()
+    # One count of the closed cases by week serves the headline figures and the trend.
+    today = timezone.localdate()
+    by_week = program.closed_by_week(program.trend_mondays(today=today))
+    closed = program.closed_cases(by_week)
     use = program.model_use()
     decisions = program.human_decisions()
     cancellations = program.cancellations()
-    weeks = program.weekly_trend()
+    weeks = program.weekly_trend(today=today, by_week=by_week)
     desk = desk_metrics.desk_by_kind()
     labels = dict(Case.Status.choices)
     false_positives = [

@@ -307,6 +307,10 @@ def _ride_facts(item: dict[str, Any]) -> dict[str, Any]:
     """The ridership finding as the letter needs it: counts, the window's days, the rule."""
     if not item:
         return {}
+    # The days the letter speaks of: the first to the last workday the data covered
+    # (aboard or missed), not the window's ends when the records stop short of them.
+    calendar = item.get("calendar") or {}
+    counted = sorted(day for day, mark in calendar.items() if mark in ("aboard", "missed"))
     share, per_week = _float(item.get("min_share")), _float(item.get("min_days_per_week"))
     if share is None and per_week is None:  # evidence from before the rule was kept as numbers
         share, per_week = settings.RIDERSHIP_MIN_SHARE, settings.RIDERSHIP_MIN_DAYS_PER_WEEK
@@ -315,8 +319,8 @@ def _ride_facts(item: dict[str, Any]) -> dict[str, Any]:
         "rides_counted": int(item.get("covered") or 0),
         "rides_required": int(item.get("required") or 0),
         "rides_excused": int(item.get("scheduled") or 0) - int(item.get("counted") or 0),
-        "rides_start": _day(item.get("window_start")),
-        "rides_end": _day(item.get("window_end")),
+        "rides_start": _day(counted[0] if counted else item.get("window_start")),
+        "rides_end": _day(counted[-1] if counted else item.get("window_end")),
         "rides_min_share": share,
         "rides_min_days_per_week": per_week if share is None else None,
         "rides_by_badge": item.get("sources") == ["badge_swipes"],
@@ -440,8 +444,12 @@ def render_email(
 
 # The templates join whole sentences with a space; Chinese and Japanese run
 # sentences together, so a space after their full stop (or closing bracket)
-# before more of their script is dropped.
-_CJK_GAP = re.compile(r"(?<=[。！？；：）」』])[ ]+(?=[\u3000-\u30ff\u3400-\u9fff\uff00-\uffef])")
+# before more of their script is dropped, and so is one between their script
+# and an opening full-width bracket ("5天中的5天（未计入2天休假）").
+_CJK_GAP = re.compile(
+    r"(?<=[。！？；：）」』])[ ]+(?=[\u3000-\u30ff\u3400-\u9fff\uff00-\uffef])"
+    r"|(?<=[\u3000-\u30ff\u3400-\u9fff])[ ]+(?=[（「『])"
+)
 
 
 def _joined(text: str) -> str:

@@ -367,7 +367,7 @@ def test_a_spanish_question_gets_a_spanish_answer():
     assert "Su turno registrado (Swing) es lun–vie 15:00–23:30" in text
     assert "En los 5 días laborables que comparamos" in text
     assert answer[-1].startswith("Qué hacer ahora:")
-    assert "a más tardar el domingo 2026-11-29" in answer[-1]
+    assert "a más tardar el domingo 29 de noviembre" in answer[-1]
 
 
 def test_an_english_question_is_answered_in_english_as_before():

@@ -134,7 +134,7 @@ def test_an_english_email_offers_every_other_language_in_its_own_words():
     ("lang", "deadline", "miles"),
     [
         ("en", "Sunday, November 29", "88.9 miles"),
-        ("es", "domingo 2026-11-29", "88.9 millas"),
+        ("es", "domingo 29 de noviembre", "88.9 millas"),
         ("vi", "Chủ Nhật, ngày 29 tháng 11", "88,9 dặm"),
         ("tl", "Linggo, Nobyembre 29", "88.9 milya"),
         ("zh-hans", "11月29日（星期日）", "88.9英里"),
@@ -151,6 +151,14 @@ def test_dates_and_miles_are_written_as_the_language_writes_them(lang, deadline,
     # ZIPs, IDs and times of day stay as the records hold them.
     for fact in ("01103", "VP-110", "CASE-0A1B2C3D", "15:00–23:30"):
         assert fact in text
+
+
+@pytest.mark.parametrize("template", sorted(TEMPLATES))
+def test_chinese_runs_its_sentences_and_brackets_together_without_spaces(template):
+    email = render(template, SAMPLE, "zh-hans")
+    for body in (email.text, email.html):
+        assert not re.search(r"[。！？）][ ]+[\u4e00-\u9fff]", body), body
+        assert not re.search(r"[\u4e00-\u9fff][ ]+（", body), body
 
 
 def test_the_catalogs_ship_every_language_the_settings_offer(settings):
