@@ -71,6 +71,7 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "simple_history",
     "vanpools",
     "cases",
     "agents",
@@ -96,6 +97,9 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Who changed a roster record (the user) and through which door (docs/design.md#history).
+    "simple_history.middleware.HistoryRequestMiddleware",
+    "poolpatrol.change_source.ChangeSourceMiddleware",
     # Last, as django-axes asks: it turns a locked-out login into its response.
     "axes.middleware.AxesMiddleware",
 ]
@@ -255,6 +259,17 @@ MANUAL_AUDIT_MINUTES = env_int("MANUAL_AUDIT_MINUTES", 45, minimum=1)
 # A tile server for the vanpool map, e.g. https://tile.example.org/{z}/{x}/{y}.png;
 # off by default, so the map makes no request outside this server.
 MAP_TILE_URL = env_str("MAP_TILE_URL")
+# "sites": a coordinator sees only the vanpools they coordinate (vanpools/scope.py) on
+# every page, in the admin and in the API; "all": every coordinator sees the whole program.
+COORDINATOR_SCOPE = env_choice("COORDINATOR_SCOPE", "all", ("all", "sites"))
+
+# --- History of roster records (django-simple-history; vanpools/history.py).
+# Read-only: a past version is evidence, never a button that writes it back (a seat's
+# cancellation has its own workflow).
+SIMPLE_HISTORY_REVERT_DISABLED = True
+# The history pages need the historical model's own view permission (both staff groups
+# have it); the home fields in it follow view_home_address (poolpatrol/privacy.py).
+SIMPLE_HISTORY_ENFORCE_HISTORY_MODEL_PERMISSIONS = True
 
 # --- The JSON API (Django REST framework).
 REST_FRAMEWORK = {

@@ -150,7 +150,13 @@ def _run(upload: RosterUpload, *, dry_run: bool) -> ImportResult:
         if upload.mapping is not None:
             mapping = Path(folder) / f"mapping{Path(upload.mapping_name).suffix.lower()}"
             mapping.write_bytes(bytes(upload.mapping))
-        return import_file(roster, kind=upload.kind or None, dry_run=dry_run, mapping=mapping)
+        return import_file(
+            roster,
+            kind=upload.kind or None,
+            dry_run=dry_run,
+            mapping=mapping,
+            run_name=f"upload {upload.roster_name}",
+        )
 
 
 def _counts_text(result: ImportResult) -> str:

@@ -11,6 +11,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator, RegexVa
 from django.db import models
 from django.db.models import Q
 
+from vanpools.history import tracked
 from vanpools.schedules import (
     ScheduleError,
     Span,
@@ -63,6 +64,7 @@ class Shift(models.Model):
     overnight = models.BooleanField(
         default=False, help_text="Shift crosses midnight (end time is on the next day)."
     )
+    history = tracked()
 
     class Meta:
         ordering = ["shift_id"]
@@ -156,6 +158,8 @@ class Vanpool(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+    # updated_at: the history row has its own date.
+    history = tracked(excluded=["updated_at"])
 
     class Meta:
         ordering = ["vanpool_id"]
@@ -223,6 +227,7 @@ class Employee(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+    history = tracked(excluded=["updated_at"])
 
     class Meta:
         ordering = ["employee_id"]
@@ -255,6 +260,7 @@ class Leave(models.Model):
     start_date = models.DateField()
     end_date = models.DateField()
     note = models.CharField(max_length=255, blank=True)
+    history = tracked()
 
     class Meta:
         ordering = ["employee", "start_date"]
@@ -297,6 +303,7 @@ class Rider(models.Model):
         related_name="+",
     )
     cancel_reason = models.TextField(blank=True)
+    history = tracked()
 
     class Meta:
         ordering = ["vanpool", "employee"]
