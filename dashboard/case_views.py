@@ -6,6 +6,7 @@ again, claims the action and writes the audit trail); a view only turns
 their outcome into a card, a message and a redirect.
 """
 
+import datetime as dt
 from typing import Any, cast
 from urllib.parse import urlencode
 
@@ -41,8 +42,13 @@ from dashboard.case_forms import (
     decision_form,
 )
 from dashboard.case_qa import case_page_links
+from poolpatrol.privacy import may_see_home
+from vanpools.changes import changes_for_case
 
 Kind = PendingAction.Kind
+# The case page lists record changes from this long before the case opened: what
+# changed just before a finding often explains it.
+CHANGES_BEFORE_CASE = dt.timedelta(days=30)
 
 
 def can_decide(user: Any) -> bool:
@@ -329,10 +335,18 @@ def _case_context(request: HttpRequest, records: queries.CaseRecords, **extra: A
         }
         for emp, checks in sorted(case.meta.get("rider_flags", {}).items())
     ]
+    changes_since = case.created_at - CHANGES_BEFORE_CASE
     return {
         "nav": "cases",
         "case": case,
         "summary": summary_line(case),
+        "changes_since": changes_since,
+        "record_changes": changes_for_case(
+            flagged,
+            case.vanpool.vanpool_id,
+            since=changes_since,
+            may_see_home=may_see_home(request.user),
+        ),
         "records": records,
         "evidence": evidence,
         "older_verifications": older,
