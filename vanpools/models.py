@@ -163,6 +163,10 @@ class Vanpool(models.Model):
 
     class Meta:
         ordering = ["vanpool_id"]
+        # COORDINATOR_SCOPE=sites limits everyone else to the vanpools they coordinate.
+        permissions = [
+            ("see_every_vanpool", "Can see every vanpool when coordinators are scoped to sites")
+        ]
         constraints = [
             _check_coordinates_paired("pickup_lat", "pickup_lng", "vanpool_pickup_coords_paired"),
             _check_coordinates_paired(
@@ -324,6 +328,30 @@ class Rider(models.Model):
 
     def __str__(self) -> str:
         return f"{self.employee.employee_id} in {self.vanpool.vanpool_id} ({self.status})"
+
+
+class CoordinatorSite(models.Model):
+    """A work site a staff user coordinates: they see its vanpools under COORDINATOR_SCOPE=sites.
+
+    Besides the vanpools that name them as coordinator (vanpools/scope.py).
+    """
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="coordinated_sites"
+    )
+    work_site = models.CharField(
+        max_length=100, help_text="A vanpool work site, exactly as the vanpools name it."
+    )
+
+    class Meta:
+        ordering = ["user__username", "work_site"]
+        verbose_name = "site coordinator"
+        constraints = [
+            models.UniqueConstraint(fields=["user", "work_site"], name="coordinator_site_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} · {self.work_site}"
 
 
 class RosterUpload(models.Model):

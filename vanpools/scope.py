@@ -1,0 +1,118 @@
+"""Coordinators scoped to their sites: which vanpools, and which rows, a user may see.
+
+With ``COORDINATOR_SCOPE=sites`` a user without ``vanpools.see_every_vanpool``
+(Auditors have it; superusers have every permission) sees only the vanpools
+they coordinate, and the rows that belong to those vanpools: their seats and
+riders, cases, evidence, trail, review cards, email and agent runs. A
+coordinator coordinates a vanpool that names them as its coordinator
+(``Vanpool.coordinator``), and every vanpool at a work site they are given
+(``CoordinatorSite``, in the admin under Vanpools → Site coordinators). With
+``COORDINATOR_SCOPE=all`` (the default) nobody is scoped.
+
+Everything outside a user's scope is treated as if it did not exist: a page,
+admin page or API detail answers 404 exactly as for an unknown ID, a list
+leaves it out, a filter naming it finds nothing, a choice list does not offer
+it. This module is the one place that says how each kind of row reaches its
+vanpool (``VANPOOL_PATHS``); the admin (``vanpools.admin_scope``), the API
+and the dashboard all filter through ``visible``.
+"""
+
+from typing import Any, TypeVar
+
+from django.conf import settings
+from django.core.exceptions import FieldDoesNotExist, ImproperlyConfigured
+from django.db.models import Model, Q, QuerySet
+
+from vanpools.models import CoordinatorSite, Vanpool
+
+SEE_EVERY_VANPOOL = "vanpools.see_every_vanpool"
+
+_M = TypeVar("_M", bound=Model)
+
+# How a row reaches the vanpool it belongs to: lookup paths tried in order, the
+# first that is set decides (a review card without a case belongs to its seat's
+# vanpool; an email without a thread to its rider's). An empty tuple: the rows
+# are the program's, not a vanpool's, and every staff user sees them.
+VANPOOL_PATHS: dict[str, tuple[str, ...]] = {
+    "vanpools.vanpool": ("pk",),
+    "vanpools.rider": ("vanpool",),
+    "vanpools.employee": ("memberships__vanpool",),
+    "vanpools.leave": ("employee__memberships__vanpool",),
+    "vanpools.shift": (),
+    "vanpools.coordinatorsite": (),
+    "cases.case": ("vanpool",),
+    "cases.verification": ("vanpool",),
+    "cases.caseevent": ("case__vanpool",),
+    "cases.pendingaction": ("case__vanpool", "rider__vanpool"),
+    "cases.casereview": ("case__vanpool",),
+    "cases.caselesson": ("case__vanpool",),
+    "outreach.emailthread": ("case__vanpool",),
+    "outreach.message": ("thread__case__vanpool", "employee__memberships__vanpool"),
+    "agents.agentrun": ("case__vanpool", "vanpool"),
+}
+
+
+def is_scoped(user: Any) -> bool:
+    """Whether ``user`` sees only the vanpools they coordinate."""
+    return settings.COORDINATOR_SCOPE == "sites" and not user.has_perm(SEE_EVERY_VANPOOL)
+
+
+def vanpools_for(user: Any) -> QuerySet[Vanpool]:
+    """The vanpools ``user`` may see: all of them, or those they coordinate."""
+    if not is_scoped(user):
+        return Vanpool.objects.all()
+    if not user.is_authenticated:
+        return Vanpool.objects.none()
+    sites = CoordinatorSite.objects.filter(user=user).values("work_site")
+    return Vanpool.objects.filter(Q(coordinator=user) | Q(work_site__in=sites))
+
+
+def visible(queryset: QuerySet[_M], user: Any) -> QuerySet[_M]:
+    """``queryset`` without the rows outside ``user``'s scope."""
+    if not is_scoped(user):
+        return queryset
+    return queryset.filter(in_scope(queryset.model, user))
+
+
+def in_scope(model: type[Model], user: Any) -> Q:
+    """The condition a row of ``model`` meets when it belongs to one of ``user``'s vanpools."""
+    paths = paths_of(model)
+    if not paths:
+        return Q()
+    vans = vanpools_for(user).values("pk")
+    condition, earlier_unset = Q(), Q()
+    for path in paths:
+        condition |= earlier_unset & Q(**{f"{path}__in": vans})
+        earlier_unset &= Q(**{f"{path}__isnull": True})
+    if any(_crosses_many(model, path) for path in paths):
+        # A seat per vanpool an employee rode: a join would repeat rows.
+        return Q(pk__in=model._default_manager.filter(condition).values("pk"))
+    return condition
+
+
+def visible_sites(user: Any) -> list[str]:
+    """The work sites of the vanpools ``user`` may see, for choice lists and filters."""
+    rows = vanpools_for(user).order_by("work_site").values_list("work_site", flat=True)
+    return list(rows.distinct())
+
+
+def paths_of(model: type[Model]) -> tuple[str, ...]:
+    label = model._meta.label_lower
+    if label not in VANPOOL_PATHS:
+        raise ImproperlyConfigured(
+            f"vanpools.scope.VANPOOL_PATHS does not say how a {label} reaches its vanpool"
+        )
+    return VANPOOL_PATHS[label]
+
+
+def _crosses_many(model: type[Model], path: str) -> bool:
+    current: Any = model
+    for part in path.split("__"):
+        try:
+            field = current._meta.get_field(part)
+        except FieldDoesNotExist:
+            return False  # "pk"
+        if field.one_to_many or field.many_to_many:
+            return True
+        current = field.related_model
+    return False
