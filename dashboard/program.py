@@ -34,10 +34,22 @@ Definitions (also on the page and in docs/dashboard.md#program-metrics-program):
 import datetime as dt
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeVar
 
 from django.conf import settings
-from django.db.models import Count, DateField, Exists, F, FloatField, Func, OuterRef, Q, Sum
+from django.db.models import (
+    Count,
+    DateField,
+    Exists,
+    F,
+    FloatField,
+    Func,
+    Model,
+    OuterRef,
+    Q,
+    QuerySet,
+    Sum,
+)
 from django.db.models.functions import TruncDate, TruncWeek
 from django.utils import timezone
 
@@ -45,6 +57,9 @@ from agents.models import AgentRun
 from caseloop.models import AuditRun, progress
 from cases.models import Case, CaseEvent, PendingAction
 from vanpools.models import Rider
+from vanpools.scope import visible
+
+_M = TypeVar("_M", bound=Model)
 
 # A person's time on one queued decision, subtracted from the hours saved.
 HUMAN_DECISION_MINUTES = 5
@@ -63,9 +78,16 @@ def ratio(part: int, whole: int) -> float | None:
     return part / whole if whole else None
 
 
-def open_cases_by_status() -> dict[str, int]:
+def _rows(model: type[_M], user: Any) -> QuerySet[_M]:
+    """The model's rows ``user`` may see (vanpools/scope.py); None: the whole program."""
+    rows = model._default_manager.all()
+    return rows if user is None else visible(rows, user)
+
+
+def open_cases_by_status(*, user: Any = None) -> dict[str, int]:
     rows = (
-        Case.objects.exclude(status=Case.Status.CLOSED)
+        _rows(Case, user)
+        .exclude(status=Case.Status.CLOSED)
         .order_by()
         .values_list("status")
         .annotate(n=Count("pk"))
@@ -74,7 +96,7 @@ def open_cases_by_status() -> dict[str, int]:
     return {status: counts.get(status, 0) for status in Case.Status.values if status != "closed"}
 
 
-def open_cases_by_age(now: dt.datetime | None = None) -> dict[str, int]:
+def open_cases_by_age(now: dt.datetime | None = None, *, user: Any = None) -> dict[str, int]:
     """Open cases by whole days since opening, in AGE_BUCKETS."""
     now = now or timezone.now()
     aggregates = {}
@@ -84,7 +106,7 @@ def open_cases_by_age(now: dt.datetime | None = None) -> dict[str, int]:
         if high is not None:
             condition &= Q(created_at__gt=now - dt.timedelta(days=high + 1))
         aggregates[f"bucket{index}"] = Count("pk", filter=condition)
-    counts = Case.objects.exclude(status=Case.Status.CLOSED).aggregate(**aggregates)
+    counts = _rows(Case, user).exclude(status=Case.Status.CLOSED).aggregate(**aggregates)
     return {label: counts[f"bucket{index}"] for index, (label, _, _) in enumerate(AGE_BUCKETS)}
 
 
@@ -116,10 +138,11 @@ class SecondsBetween(Func):
         return super().as_sql(compiler, connection, **extra)
 
 
-def median_time_to_resolution() -> dt.timedelta | None:
+def median_time_to_resolution(*, user: Any = None) -> dt.timedelta | None:
     """The median of closed_at − created_at over closed cases, read without loading them all."""
     durations = (
-        Case.objects.filter(status=Case.Status.CLOSED)
+        _rows(Case, user)
+        .filter(status=Case.Status.CLOSED)
         .annotate(took=SecondsBetween("closed_at", "created_at"))
         .order_by("took")
         .values_list("took", flat=True)
@@ -167,8 +190,8 @@ def closed_counts() -> dict[str, Count]:
     }
 
 
-def closed_cases() -> ClosedCases:
-    totals = Case.objects.filter(status=Case.Status.CLOSED).aggregate(**closed_counts())
+def closed_cases(*, user: Any = None) -> ClosedCases:
+    totals = _rows(Case, user).filter(status=Case.Status.CLOSED).aggregate(**closed_counts())
     return ClosedCases(**totals)
 
 
@@ -190,7 +213,9 @@ def monday_of(day: dt.date) -> dt.date:
     return day - dt.timedelta(days=day.weekday())
 
 
-def weekly_trend(weeks: int = TREND_WEEKS, today: dt.date | None = None) -> list[Week]:
+def weekly_trend(
+    weeks: int = TREND_WEEKS, today: dt.date | None = None, *, user: Any = None
+) -> list[Week]:
     """The last ``weeks`` weeks up to this one, oldest first; a week with nothing is zeros.
 
     Two queries whatever the number of cases: openings grouped by the week of
@@ -200,8 +225,9 @@ def weekly_trend(weeks: int = TREND_WEEKS, today: dt.date | None = None) -> list
     this_monday = monday_of(today or timezone.localdate())
     mondays = [this_monday - dt.timedelta(weeks=ago) for ago in range(weeks - 1, -1, -1)]
     since, until = _midnight(mondays[0]), _midnight(this_monday + dt.timedelta(weeks=1))
+    cases = _rows(Case, user)
     opened = dict(
-        Case.objects.filter(created_at__gte=since, created_at__lt=until)
+        cases.filter(created_at__gte=since, created_at__lt=until)
         .annotate(week=TruncWeek("created_at", output_field=DateField()))
         .order_by()
         .values_list("week")
@@ -209,7 +235,7 @@ def weekly_trend(weeks: int = TREND_WEEKS, today: dt.date | None = None) -> list
     )
     counts = closed_counts()
     rows = (
-        Case.objects.filter(status=Case.Status.CLOSED, closed_at__gte=since, closed_at__lt=until)
+        cases.filter(status=Case.Status.CLOSED, closed_at__gte=since, closed_at__lt=until)
         .annotate(week=TruncWeek("closed_at", output_field=DateField()))
         .order_by()
         .values_list("week")
@@ -235,7 +261,7 @@ class Cancellations:
         return ratio(self.reversed, self.cancelled)
 
 
-def cancellations() -> Cancellations:
+def cancellations(*, user: Any = None) -> Cancellations:
     """Seats cancelled on an approved action, and how many were later given back."""
     seat_again = Rider.objects.filter(
         employee=OuterRef("rider__employee"),
@@ -245,7 +271,8 @@ def cancellations() -> Cancellations:
     ).exclude(pk=OuterRef("rider_id"))
     # Annotated first, then counted: an aggregate cannot see the decided_day alias.
     approved = (
-        PendingAction.objects.filter(
+        _rows(PendingAction, user)
+        .filter(
             kind=PendingAction.Kind.CANCEL_MEMBERSHIP,
             status=PendingAction.Status.APPROVED,
             rider__isnull=False,
@@ -277,10 +304,10 @@ class ModelUse:
         return self.cost_usd / self.audited_vanpools
 
 
-def model_use() -> ModelUse:
+def model_use(*, user: Any = None) -> ModelUse:
     audit_root = Q(agent=AUDIT_ROOT_AGENT, parent__isnull=True, vanpool__isnull=False)
     called_model = ~Q(model="")
-    totals = AgentRun.objects.aggregate(
+    totals = _rows(AgentRun, user).aggregate(
         audits=Count("pk", filter=audit_root),
         audited_vanpools=Count("vanpool", filter=audit_root, distinct=True),
         model_calls=Count("pk", filter=called_model),
@@ -297,8 +324,8 @@ def model_use() -> ModelUse:
     )
 
 
-def human_decisions() -> int:
-    return PendingAction.objects.filter(decided_by__isnull=False).count()
+def human_decisions(*, user: Any = None) -> int:
+    return _rows(PendingAction, user).filter(decided_by__isnull=False).count()
 
 
 def hours_saved(audits: int, decisions: int, manual_audit_minutes: int | None = None) -> float:

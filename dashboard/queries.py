@@ -19,26 +19,26 @@ from django.utils import timezone
 from agents.models import AgentRun
 from caseloop.lessons import SimilarCases, similar_past_cases_for
 from caseloop.supervisor.review import latest_reviews_for
-from cases.models import Case, CaseEvent, CaseReview, PendingAction, Verification
+from cases.models import Case, CaseEvent, CaseLesson, CaseReview, PendingAction, Verification
 from outreach.models import EmailThread, Message
-from vanpools.models import Employee, Vanpool
+from vanpools.models import Employee
+from vanpools.scope import visible, visible_sites
 
 Kind = PendingAction.Kind
 
 
-def work_sites() -> list[str]:
-    return list(
-        Vanpool.objects.order_by("work_site").values_list("work_site", flat=True).distinct()
-    )
+def work_sites(user: Any) -> list[str]:
+    """The work sites ``user`` may filter on: every site, or those of their vanpools."""
+    return visible_sites(user)
 
 
 # --- Queue --------------------------------------------------------------------------------
 
 
-def pending_actions() -> QuerySet[PendingAction]:
-    """The review queue, oldest first, with what every card shows joined in."""
+def pending_actions(user: Any) -> QuerySet[PendingAction]:
+    """``user``'s review queue, oldest first, with what every card shows joined in."""
     return (
-        PendingAction.objects.filter(status=PendingAction.Status.PENDING)
+        visible(PendingAction.objects.filter(status=PendingAction.Status.PENDING), user)
         .select_related("case__vanpool", "case__thread", "rider__employee", "message__employee")
         .order_by("created_at", "id")
     )
@@ -50,17 +50,20 @@ class ModelBacklog:
     oldest: datetime | None
 
 
-def replies_waiting_for_the_model() -> ModelBacklog:
+def replies_waiting_for_the_model(user: Any) -> ModelBacklog:
     """Replies a configured model could not read yet (one query): shown above the queue."""
-    backlog = Message.objects.filter(
+    waiting = Message.objects.filter(
         direction=Message.Direction.INBOUND, status=Message.Status.MODEL_WAIT
-    ).aggregate(count=Count("pk"), oldest=Min("received_at"))
+    )
+    backlog = visible(waiting, user).aggregate(count=Count("pk"), oldest=Min("received_at"))
     return ModelBacklog(backlog["count"], backlog["oldest"])
 
 
-def action_with_relations(pk: int) -> PendingAction | None:
+def action_with_relations(pk: int, user: Any) -> PendingAction | None:
+    """The action, or None when there is none ``user`` may see."""
     return (
-        PendingAction.objects.select_related(
+        visible(PendingAction.objects.all(), user)
+        .select_related(
             "case__vanpool", "case__thread", "rider__employee", "message__employee", "decided_by"
         )
         .filter(pk=pk)
@@ -212,8 +215,12 @@ class Card:
         return str(action.payload.get("employee_id", ""))
 
 
-def build_cards(actions: list[PendingAction]) -> list[Card]:
-    """Cards for a page of actions: a fixed number of queries, whatever the page holds."""
+def build_cards(actions: list[PendingAction], user: Any) -> list[Card]:
+    """Cards for a page of actions: a fixed number of queries, whatever the page holds.
+
+    What a card shows besides its own case (similar past cases, threads an
+    unmatched email may belong to) is what ``user`` may see.
+    """
     case_ids = {action.case_id for action in actions if action.case_id}
     needs_evidence = {
         a.case_id
@@ -230,9 +237,12 @@ def build_cards(actions: list[PendingAction]) -> list[Card]:
     cancelled_cases = {
         a.case_id: a.case for a in actions if a.case_id in needs_history and a.case is not None
     }
-    similar = similar_past_cases_for(cancelled_cases.values()) if cancelled_cases else {}
+    lessons = visible(CaseLesson.objects.all(), user)
+    similar = (
+        similar_past_cases_for(cancelled_cases.values(), lessons=lessons) if cancelled_cases else {}
+    )
     unmatched = [a for a in actions if a.kind == Kind.MATCH_INBOUND]
-    suggestions = _thread_suggestions(unmatched) if unmatched else {}
+    suggestions = _thread_suggestions(unmatched, user) if unmatched else {}
     cards = []
     for action in actions:
         card = Card(action)
@@ -389,7 +399,7 @@ def cancellation_checklist(
     return items
 
 
-def _thread_suggestions(actions: list[PendingAction]) -> dict[int, list[dict[str, str]]]:
+def _thread_suggestions(actions: list[PendingAction], user: Any) -> dict[int, list[dict[str, str]]]:
     """Open case threads an unmatched message may belong to: its case, or its sender's van."""
     senders = {
         str(
@@ -399,7 +409,8 @@ def _thread_suggestions(actions: list[PendingAction]) -> dict[int, list[dict[str
     }
     senders.discard("")
     rows = (
-        EmailThread.objects.filter(
+        visible(EmailThread.objects.all(), user)
+        .filter(
             ~Q(case__status=Case.Status.CLOSED),
             case__vanpool__riders__employee__email__in=senders,
             case__vanpool__riders__status="active",
@@ -462,7 +473,7 @@ def _thread_of(case: Case) -> EmailThread | None:
 # --- Case list ----------------------------------------------------------------------------
 
 
-def cases() -> QuerySet[Case]:
+def cases(user: Any) -> QuerySet[Case]:
     # A correlated subquery rather than Count + GROUP BY: the database sorts and
     # cuts the page first and counts pending actions for those 50 rows only,
     # and the paginator's COUNT(*) stays a plain count.
@@ -473,7 +484,11 @@ def cases() -> QuerySet[Case]:
         .annotate(n=Count("id"))
         .values("n")
     )
-    return Case.objects.select_related("vanpool").annotate(pending=Coalesce(Subquery(pending), 0))
+    return (
+        visible(Case.objects.all(), user)
+        .select_related("vanpool")
+        .annotate(pending=Coalesce(Subquery(pending), 0))
+    )
 
 
 def counts_by_status(queryset: QuerySet[Case]) -> dict[str, int]:
@@ -503,8 +518,10 @@ class CaseRecords:
         return sorted(self.case.meta.get("rider_flags", {}))
 
 
-def case_records(case_id: str) -> CaseRecords | None:
-    case = Case.objects.select_related("vanpool").filter(case_id=case_id).first()
+def case_records(case_id: str, user: Any) -> CaseRecords | None:
+    """The case's records, or None when there is no such case ``user`` may see."""
+    found = visible(Case.objects.all(), user).select_related("vanpool")
+    case = found.filter(case_id=case_id).first()
     if case is None:
         return None
     verifications = list(case.verifications.order_by("-created_at", "-id"))
