@@ -26,6 +26,7 @@ from cases.lifecycle import IllegalTransition
 from cases.models import Case, PendingAction
 from outreach.models import Message
 from outreach.subjects import validate_subject
+from vanpools.scope import visible
 
 BUCKETS = [b for b in Message.Bucket.values if b]
 
@@ -128,9 +129,11 @@ class PendingActionViewSet(PublicIdLookup, viewsets.ReadOnlyModelViewSet):
     extra_error_codes = {"approve": ["409"], "reject": ["409"]}
 
     def get_queryset(self) -> QuerySet[PendingAction]:
-        return PendingAction.objects.select_related(
-            "case__vanpool", "rider__employee", "message", "decided_by"
-        ).order_by("created_at", "id")
+        return (
+            visible(PendingAction.objects.all(), self.request.user)
+            .select_related("case__vanpool", "rider__employee", "message", "decided_by")
+            .order_by("created_at", "id")
+        )
 
     @extend_schema(
         summary="Approve (with a reviewer's edits where the kind takes them)",
@@ -166,7 +169,9 @@ class PendingActionViewSet(PublicIdLookup, viewsets.ReadOnlyModelViewSet):
         )
 
     def _decide(self, pk: str, decide: Any, field: str, **kwargs: Any) -> Response:
-        action_row = get_object_or_404(PendingAction, pk=pk)
+        action_row = get_object_or_404(
+            visible(PendingAction.objects.all(), self.request.user), pk=pk
+        )
         try:
             decide(action_row, **kwargs)
         except (AlreadyDecided, IllegalTransition) as exc:

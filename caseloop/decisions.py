@@ -38,6 +38,7 @@ from outreach.subjects import SubjectError, clean_subject
 from poolpatrol.queue import enqueue_inbound_processing, enqueue_outreach
 from poolpatrol.write_lock import one_writer_at_a_time
 from vanpools.models import Employee, Rider
+from vanpools.scope import is_scoped, visible
 
 logger = logging.getLogger(__name__)
 _M = TypeVar("_M", bound=models.Model)
@@ -62,6 +63,7 @@ def approve(
     """Approve ``action`` (with a reviewer's edits where the kind takes them)."""
     require_decider(by)
     edits = edits or {}
+    require_in_scope(by, action, edits)
     if action.kind == Kind.CANCEL_MEMBERSHIP:
         # Ahead of the transaction only so that a model call is never made
         # while holding the write lock; the review is read again inside.
@@ -89,6 +91,7 @@ def approve(
 
 def reject(action: PendingAction, *, by: User, note: str = "") -> PendingAction:
     require_decider(by)
+    require_in_scope(by, action, {})
     if action.kind == Kind.DECIDE_VERIFICATION:
         raise InvalidDecision("rule pass or fail for each rider instead of rejecting")
     with one_writer_at_a_time(), transaction.atomic():
@@ -194,6 +197,23 @@ def require_decider(user: User) -> None:
     """Only active staff with the decide permission (Coordinators, Auditors) decide."""
     if not (user.is_active and user.is_staff and user.has_perm(DECIDE_PERMISSION)):
         raise PermissionDenied("deciding pending actions needs the coordinator or auditor role")
+
+
+def require_in_scope(user: User, action: PendingAction, edits: dict) -> None:
+    """Under COORDINATOR_SCOPE=sites a decider decides on their own vanpools only.
+
+    The pages and the API find only such actions (a 404 otherwise); the rule
+    holds here too, and for a thread an edit names, which is refused in the
+    words an unknown thread is (vanpools/scope.py).
+    """
+    if not is_scoped(user):
+        return
+    if not visible(PendingAction.objects.filter(pk=action.pk), user).exists():
+        raise PermissionDenied("this action is not about a vanpool you coordinate")
+    thread = str(edits.get("thread") or "")
+    if thread and "\x00" not in thread:
+        if not visible(EmailThread.objects.filter(thread_id=thread), user).exists():
+            raise InvalidDecision(f"no thread {thread}")
 
 
 def _claim(action: PendingAction, status: str, by: User, note: str) -> None:
