@@ -211,9 +211,10 @@ def require_in_scope(user: User, action: PendingAction, edits: dict) -> None:
     if not visible(PendingAction.objects.filter(pk=action.pk), user).exists():
         raise PermissionDenied("this action is not about a vanpool you coordinate")
     thread = str(edits.get("thread") or "")
-    if thread and "\x00" not in thread:
-        if not visible(EmailThread.objects.filter(thread_id=thread), user).exists():
-            raise InvalidDecision(f"no thread {thread}")
+    if "\x00" in thread:  # the kind's own check says so; PostgreSQL would refuse to look
+        return
+    if thread and not visible(EmailThread.objects.filter(thread_id=thread), user).exists():
+        raise InvalidDecision(f"no thread {thread}")
 
 
 def _claim(action: PendingAction, status: str, by: User, note: str) -> None:
