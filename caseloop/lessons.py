@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict
 from agents import llm
 from agents.prompting import data_block, load_prompt
 from agents.tracing import RunTrace, save_trace_tree, timed, traced_structured
+from cases.kinds import CancelMembership
 from cases.models import Case, CaseEvent, CaseLesson, CaseReview, PendingAction, Verification
 from outreach.models import Message
 
@@ -37,7 +38,6 @@ logger = logging.getLogger(__name__)
 AGENT = "knowledge"
 PROMPT_VERSION = "v1"
 Outcome = Case.Outcome
-Kind = PendingAction.Kind
 
 BEHAVIOUR_PHRASES = {
     "cleared_by_reviewer": "a reviewer ruled the flagged rider(s) fine",
@@ -97,7 +97,7 @@ def key_signals(record: CaseRecord) -> dict:
         for m in record.messages
         if m.direction == Message.Direction.INBOUND and m.kind == Message.Kind.REPLY
     ]
-    cancels = [a for a in record.actions if a.kind == Kind.CANCEL_MEMBERSHIP]
+    cancels = [a for a in record.actions if a.is_a(CancelMembership)]
     closing = next((e for e in reversed(record.events) if e.to_status == Case.Status.CLOSED), None)
     signals: dict = {
         "reason": case.reason,
@@ -380,7 +380,7 @@ def false_positive_counts_by_pattern(
     """
     among = CaseLesson.objects.all() if lessons is None else lessons
     lessons = among.filter(
-        case__pending_actions__kind=Kind.CANCEL_MEMBERSHIP,
+        case__pending_actions__kind=CancelMembership.kind,
         case__pending_actions__status__in=[
             PendingAction.Status.APPROVED,
             PendingAction.Status.REJECTED,

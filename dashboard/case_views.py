@@ -31,22 +31,17 @@ from caseloop.decisions import (
     reject,
 )
 from caseloop.lessons import similar_past_cases
+from cases.kinds import kind_choices
 from cases.models import Case, CaseLesson, PendingAction
 from dashboard import queries
 from dashboard.access import HtmxHttpRequest, dashboard_view, paginate
-from dashboard.case_forms import (
-    AskForm,
-    CardStepForm,
-    CaseFilterForm,
-    QueueFilterForm,
-    decision_form,
-)
+from dashboard.cards import build_cards, card_kind, decision_form
+from dashboard.case_forms import AskForm, CardStepForm, CaseFilterForm, QueueFilterForm
 from dashboard.case_qa import case_page_links
 from poolpatrol.privacy import may_see_home
 from vanpools.changes import changes_for_case
 from vanpools.scope import is_scoped, vanpools_for, visible
 
-Kind = PendingAction.Kind
 # The case page lists record changes from this long before the case opened: what
 # changed just before a finding often explains it.
 CHANGES_BEFORE_CASE = dt.timedelta(days=30)
@@ -77,7 +72,7 @@ def review_queue(request: HtmxHttpRequest) -> HttpResponse:
     pending = queries.pending_actions(request.user)
     filtered = form.filter(pending)
     page = paginate(filtered, form.cleaned_data.get("page"), per_page=20)
-    cards = queries.build_cards(list(page.object_list), request.user)
+    cards = build_cards(list(page.object_list), request.user)
     allowed = can_decide(request.user)
     for card in cards:
         card.form = decision_form(card.action) if allowed else None
@@ -102,7 +97,7 @@ def _kind_counts(form: QueueFilterForm, pending: Any) -> list[dict[str, Any]]:
     scoped = pending.filter(case__vanpool__work_site=site) if site else pending
     counts = queries.pending_counts_by_kind(scoped)
     rows = []
-    for value, label in Kind.choices:
+    for value, label in kind_choices():
         query = urlencode({"kind": value, **({"site": site} if site else {})})
         rows.append(
             {
@@ -141,7 +136,7 @@ def _render_card(
     step: str = "",
     status: int = 200,
 ) -> HttpResponse:
-    card = queries.build_cards([action], request.user)[0]
+    card = build_cards([action], request.user)[0]
     allowed = can_decide(request.user)
     if allowed and action.status == PendingAction.Status.PENDING:
         card.form = form if form is not None else decision_form(action)
@@ -182,9 +177,8 @@ def decide(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     if action.status != PendingAction.Status.PENDING:
         return _outcome(request, action, "warning", _already_text(action))
     if not form.is_valid():
-        step = "confirm" if request.POST.get("decision") == "approve" else ""
-        if action.kind != Kind.CANCEL_MEMBERSHIP:
-            step = ""
+        confirming = request.POST.get("decision") == "approve" and card_kind(action).confirms
+        step = "confirm" if confirming else ""
         return _render_card(request, action, form=form, step=step, status=422)
     data = form.cleaned_data
     decider = cast(User, request.user)  # dashboard_view let only logged-in staff in

@@ -55,6 +55,7 @@ from django.utils import timezone
 
 from agents.models import AgentRun
 from caseloop.models import AuditRun, progress
+from cases.kinds import CancelMembership
 from cases.models import Case, CaseEvent, PendingAction
 from vanpools.models import Rider
 from vanpools.scope import visible
@@ -80,7 +81,10 @@ def ratio(part: int, whole: int) -> float | None:
 
 def _rows(model: type[_M], user: Any) -> QuerySet[_M]:
     """The model's rows ``user`` may see (vanpools/scope.py); None: the whole program."""
-    rows = model._default_manager.all()
+    return _within(model._default_manager.all(), user)
+
+
+def _within(rows: QuerySet[_M], user: Any) -> QuerySet[_M]:
     return rows if user is None else visible(rows, user)
 
 
@@ -271,12 +275,8 @@ def cancellations(*, user: Any = None) -> Cancellations:
     ).exclude(pk=OuterRef("rider_id"))
     # Annotated first, then counted: an aggregate cannot see the decided_day alias.
     approved = (
-        _rows(PendingAction, user)
-        .filter(
-            kind=PendingAction.Kind.CANCEL_MEMBERSHIP,
-            status=PendingAction.Status.APPROVED,
-            rider__isnull=False,
-        )
+        _within(PendingAction.objects.of(CancelMembership), user)
+        .filter(status=PendingAction.Status.APPROVED, rider__isnull=False)
         .annotate(decided_day=TruncDate("decided_at"))
         .annotate(seat_again=Exists(seat_again))
     )

@@ -25,13 +25,14 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from scipy import sparse
-from scipy.optimize import minimize_scalar
-from sklearn.feature_extraction.text import TfidfVectorizer
-from sklearn.linear_model import LogisticRegression
+
+if TYPE_CHECKING:
+    from scipy import sparse
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
 
 from outreach.replies.classify import BUCKETS, SAME_ACTION, rider_words
 from outreach.replies.guardrails import check_untrusted
@@ -100,12 +101,18 @@ def load_examples(names: Iterable[str], folder: Path = DATA) -> list[Example]:
     return examples
 
 
+# scipy and scikit-learn (about 3 s of imports) are imported where a reader is
+# trained, so what only scores or chooses thresholds does not pay for them.
+
+
 @dataclass
 class Fitted:
-    vectorizers: list[tuple[str, TfidfVectorizer]]
-    model: LogisticRegression
+    vectorizers: "list[tuple[str, TfidfVectorizer]]"
+    model: "LogisticRegression"
 
-    def features(self, words: Sequence[str]) -> sparse.csr_matrix:
+    def features(self, words: Sequence[str]) -> "sparse.csr_matrix":
+        from scipy import sparse
+
         return sparse.hstack([v.transform(words) for _, v in self.vectorizers]).tocsr()
 
     def logits(self, words: Sequence[str]) -> np.ndarray:
@@ -116,6 +123,9 @@ class Fitted:
 
 
 def fit(examples: Sequence[Example], c: float = C) -> Fitted:
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+
     words = [e.words for e in examples]
     vectorizers = []
     for kind in ("word", "char"):
@@ -156,6 +166,8 @@ def fit_temperature(logits: np.ndarray, buckets: Sequence[str]) -> float:
     def loss(t: float) -> float:
         probs = softmax(logits, t)
         return float(-np.log(probs[np.arange(len(truth)), truth] + 1e-12).mean())
+
+    from scipy.optimize import minimize_scalar
 
     found = minimize_scalar(loss, bounds=(0.05, 20.0), method="bounded")
     return round(float(found.x), 4)

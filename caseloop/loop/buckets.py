@@ -15,6 +15,7 @@ from audit.decide import ALL_CHECKS
 from caseloop.loop.reading import ReplyContext, reply_language
 from caseloop.loop.reaudit import has_pending_actions, reaudit
 from caseloop.loop.writing import AGENT, give_more_time, thread_for
+from cases.kinds import CancelMembership, HoldingReply, LabelReply, ReviewEmail
 from cases.lifecycle import Actor, lock_case, request_review, transition
 from cases.models import Case, PendingAction
 from outreach.compose import render_email, rider_facts
@@ -27,7 +28,6 @@ from outreach.sending import answer_threading, queue_template
 logger = logging.getLogger(__name__)
 
 Status = Case.Status
-Kind = PendingAction.Kind
 
 
 def act_on_bucket(ctx: ReplyContext, bucket: str, *, actor: Actor) -> str:
@@ -66,13 +66,11 @@ def ask_for_label(ctx: ReplyContext, result: ReplyClassification, *, why: str) -
     )
     request_review(
         ctx.case,
-        Kind.LABEL_REPLY,
-        message=ctx.message,
-        payload={
-            **label_payload(ctx, result, why),
+        label_payload(ctx, result, why).model_copy(
             # Drafted in advance: labelled an escalation, this is what goes for approval.
-            "holding_reply": {"subject": holding.subject, "text": holding.text},
-        },
+            update={"holding_reply": HoldingReply(subject=holding.subject, text=holding.text)}
+        ),
+        message=ctx.message,
         actor=AGENT,
         note=f"reply {ctx.message.message_id} needs a person to label it: {why}",
         collapse_key=reply_collapse_key(ctx.case, ctx.employee),
@@ -80,16 +78,16 @@ def ask_for_label(ctx: ReplyContext, result: ReplyClassification, *, why: str) -
     return "label_requested"
 
 
-def label_payload(ctx: ReplyContext, result: ReplyClassification, why: str) -> dict[str, object]:
+def label_payload(ctx: ReplyContext, result: ReplyClassification, why: str) -> LabelReply:
     """What a label card shows: the reader's best guess, its reason, and why a person."""
-    return {
-        "suggested_bucket": result.bucket,
-        "confidence": result.confidence,
-        "reasoning": result.reasoning,
-        "why": why,
-        "employee_id": ctx.employee.employee_id,
-        "also": result.also,
-    }
+    return LabelReply(
+        suggested_bucket=result.bucket,
+        confidence=result.confidence,
+        reasoning=result.reasoning,
+        why=why,
+        employee_id=ctx.employee.employee_id,
+        also=result.also,
+    )
 
 
 def withdraw_cancellations(ctx: ReplyContext, *, to_status: str) -> ReplyContext:
@@ -108,9 +106,11 @@ def withdraw_cancellations(ctx: ReplyContext, *, to_status: str) -> ReplyContext
         # The case first, as an approval takes it before it claims an action:
         # the same order everywhere, so the two never wait on each other.
         lock_case(ctx.case.pk)
-        superseded = PendingAction.objects.filter(
-            case=ctx.case, kind=Kind.CANCEL_MEMBERSHIP, status=PendingAction.Status.PENDING
-        ).update(status=PendingAction.Status.SUPERSEDED, decided_at=timezone.now(), note=note)
+        superseded = (
+            PendingAction.objects.of(CancelMembership)
+            .filter(case=ctx.case, status=PendingAction.Status.PENDING)
+            .update(status=PendingAction.Status.SUPERSEDED, decided_at=timezone.now(), note=note)
+        )
         case = transition(
             ctx.case,
             to_status,
@@ -130,20 +130,19 @@ def hold_for_review(ctx: ReplyContext) -> str:
     draft = render_email("holding_reply", facts, lang=reply_language(ctx.message))
     request_review(
         ctx.case,
-        Kind.REVIEW_EMAIL,
-        message=ctx.message,
-        payload={
-            "employee_id": ctx.employee.employee_id,
-            "to": ctx.employee.email,
-            "template": "holding_reply",
-            "subject": draft.subject,
-            "text": draft.text,
-            "html": draft.html,
-            "guardrail": ctx.message.classification.get("guardrail", ""),
+        ReviewEmail(
+            employee_id=ctx.employee.employee_id,
+            to=ctx.employee.email,
+            template="holding_reply",
+            subject=draft.subject,
+            text=draft.text,
+            html=draft.html,
+            guardrail=ctx.message.classification.get("guardrail", ""),
             # What the reader saw, so the person knows why it is theirs.
-            "reasoning": ctx.message.classification.get("reasoning", ""),
-            "also": ctx.message.classification.get("also", ""),
-        },
+            reasoning=ctx.message.classification.get("reasoning", ""),
+            also=ctx.message.classification.get("also", ""),
+        ),
+        message=ctx.message,
         actor=AGENT,
         note=f"reply {ctx.message.message_id} escalated; a draft answer waits for review",
         collapse_key=reply_collapse_key(ctx.case, ctx.employee),

@@ -16,6 +16,7 @@ from audit.decide import ALL_CHECKS
 from caseloop.loop.inbound import read_waiting_replies
 from caseloop.loop.reaudit import reaudit
 from caseloop.loop.writing import AGENT, flagged_riders, thread_for
+from cases.kinds import LabelReply
 from cases.lifecycle import claim_expired_deadline, expire_cancellation_proposals
 from cases.models import Case, PendingAction
 from outreach.models import EmailThread, Message
@@ -26,7 +27,6 @@ from vanpools.models import Employee
 logger = logging.getLogger(__name__)
 
 Status = Case.Status
-Kind = PendingAction.Kind
 
 
 def process_timeouts(now: datetime | None = None) -> dict[str, int]:
@@ -58,9 +58,7 @@ def _expired_cases(now: datetime) -> list[Case]:
     """
     waiting = Case.objects.filter(status=Status.PENDING_REPLY, reply_deadline__lte=now)
     reading = Case.objects.filter(status=Status.HITL_REVIEW, reply_deadline__lte=now).exclude(
-        pk__in=PendingAction.objects.filter(status=PendingAction.Status.PENDING)
-        .exclude(kind=Kind.LABEL_REPLY)
-        .values("case_id")
+        pk__in=PendingAction.objects.pending().not_of(LabelReply).values("case_id")
     )
     return list((waiting | reading).select_related("vanpool").order_by("reply_deadline", "pk"))
 

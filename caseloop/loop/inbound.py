@@ -23,6 +23,7 @@ from caseloop.loop.buckets import (
 from caseloop.loop.reading import Reading, ReplyContext, mark_processed, read_reply, recorded
 from caseloop.loop.reaudit import only_readings_pending
 from caseloop.loop.writing import AGENT
+from cases.kinds import CancelMembership
 from cases.lifecycle import lock_case, record_event, request_review
 from cases.models import Case, PendingAction
 from outreach.inbound import reply_collapse_key
@@ -33,7 +34,6 @@ from poolpatrol.logcontext import log_context
 logger = logging.getLogger(__name__)
 
 Status = Case.Status
-Kind = PendingAction.Kind
 AT_THE_LIMIT = "the rider replied while a cancellation was waiting, after the last re-audit"
 WHILE_CANCELLING = "the rider replied while a cancellation was waiting"
 
@@ -193,9 +193,8 @@ def _after_closing(ctx: ReplyContext, reading: Reading) -> str:
     )
     request_review(
         ctx.case,
-        Kind.LABEL_REPLY,
+        label_payload(ctx, result, why),
         message=ctx.message,
-        payload=label_payload(ctx, result, why),
         actor=AGENT,
         note=why,
         hold_in=None,
@@ -205,9 +204,7 @@ def _after_closing(ctx: ReplyContext, reading: Reading) -> str:
 
 
 def _cancellation_waiting(case: Case) -> bool:
-    return PendingAction.objects.filter(
-        case=case, kind=Kind.CANCEL_MEMBERSHIP, status=PendingAction.Status.PENDING
-    ).exists()
+    return PendingAction.objects.of(CancelMembership).filter(case=case).pending().exists()
 
 
 def _had_escalation(case: Case, message: Message) -> bool:

@@ -22,6 +22,7 @@ from caseloop.loop.writing import (
     write_to_flagged,
 )
 from caseloop.supervisor.review import latest_pre_cancel_event
+from cases.kinds import CancelMembership, LabelReply
 from cases.lifecycle import record_reaudit, request_review, transition
 from cases.models import Case, PendingAction
 from outreach.sending import answer_threading, queue_template
@@ -29,7 +30,6 @@ from poolpatrol.queue import enqueue_supervisor_review
 from vanpools.models import Employee
 
 Status = Case.Status
-Kind = PendingAction.Kind
 
 
 def reaudit(
@@ -113,24 +113,26 @@ def enter_pre_cancel(case: Case, *, why: str) -> Case:
         case = transition(case, Status.PRE_CANCEL, actor=AGENT, note=why, reply_deadline=None)
         for rider in flagged_riders(case):
             employee_id = rider.employee.employee_id
-            exists = PendingAction.objects.filter(
-                case=case, rider=rider, kind=Kind.CANCEL_MEMBERSHIP, status="pending"
-            ).exists()
+            exists = (
+                PendingAction.objects.of(CancelMembership)
+                .filter(case=case, rider=rider)
+                .pending()
+                .exists()
+            )
             if exists:
                 continue
             request_review(
                 case,
-                Kind.CANCEL_MEMBERSHIP,
+                CancelMembership(
+                    employee_id=employee_id,
+                    vanpool_id=case.vanpool.vanpool_id,
+                    failed_checks=failing_checks(case, employee_id),
+                    reason=case.meta.get("reason", ""),
+                    details=case.meta.get("details", ""),
+                    reaudit_count=case.reaudit_count,
+                    why=why,
+                ),
                 rider=rider,
-                payload={
-                    "employee_id": employee_id,
-                    "vanpool_id": case.vanpool.vanpool_id,
-                    "failed_checks": failing_checks(case, employee_id),
-                    "reason": case.meta.get("reason", ""),
-                    "details": case.meta.get("details", ""),
-                    "reaudit_count": case.reaudit_count,
-                    "why": why,
-                },
                 actor=AGENT,
                 note=why,
                 hold_in=None,  # already in pre_cancel, where cancellations wait
@@ -148,8 +150,7 @@ def only_readings_pending(case: Case) -> bool:
     Then the rider's newer, clear words are acted on at once (a fixed record
     closes the case); an unsure or escalated reply still goes to a person.
     """
-    pending = PendingAction.objects.filter(case=case, status=PendingAction.Status.PENDING)
-    return not pending.exclude(kind=Kind.LABEL_REPLY).exists()
+    return not PendingAction.objects.filter(case=case).pending().not_of(LabelReply).exists()
 
 
 def has_pending_actions(case: Case) -> bool:

@@ -6,7 +6,7 @@ a seat.
 """
 
 from caseloop.supervisor.package import Issue, Package, evidence_for, rider_verdict
-from cases.models import PendingAction
+from cases.kinds import CancelMembership
 from vanpools.models import Rider
 
 # A summary shorter than this says too little for a cancellation.
@@ -141,7 +141,7 @@ def check_membership(package: Package) -> list[Issue]:
     pending = {
         action.rider_id
         for action in package.actions
-        if action.kind == PendingAction.Kind.CANCEL_MEMBERSHIP and action.status == "pending"
+        if action.is_a(CancelMembership) and action.status == "pending"
     }
     for employee_id in package.flagged:
         rider = package.riders.get(employee_id)

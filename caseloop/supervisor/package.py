@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from django.utils import timezone
 
+from cases.kinds import DecideVerification
 from cases.models import Case, CaseEvent, PendingAction, Verification
 from outreach.models import Message
 from vanpools.models import Rider
@@ -92,10 +93,10 @@ def _rulings(
     """A reviewer's pass/fail for riders the rules left unknown, newer than the verification."""
     rulings: dict[tuple[str, str], str] = {}
     for action in actions:
-        if action.kind != PendingAction.Kind.DECIDE_VERIFICATION or action.status != "approved":
+        if not action.is_a(DecideVerification) or action.status != "approved":
             continue
         ruled = action.result.get("rulings", {})
-        for employee_id, checks in action.payload.get("riders", {}).items():
+        for employee_id, checks in action.ask_as(DecideVerification).riders.items():
             for check in checks:
                 verification = latest.get(check)
                 if (

@@ -1,7 +1,7 @@
 """Checks of the riders' replies: each one read and acted on, none waiting for a person."""
 
 from caseloop.supervisor.package import Issue, Package
-from cases.models import PendingAction
+from cases.kinds import ReviewEmail
 from outreach.models import Message
 
 
@@ -37,8 +37,7 @@ def _reply_problem(package: Package, message: Message) -> str:
     if message.bucket == Message.Bucket.QUESTION and not _answered(package, message):
         return "asked a question that was not answered"
     if message.bucket == Message.Bucket.ESCALATION and not any(
-        a.message_id == message.pk and a.kind == PendingAction.Kind.REVIEW_EMAIL
-        for a in package.actions
+        a.message_id == message.pk and a.is_a(ReviewEmail) for a in package.actions
     ):
         return "escalated and no reply was drafted for review"
     if message.bucket in (Message.Bucket.ACKNOWLEDGMENT, Message.Bucket.UPDATE):

@@ -14,6 +14,9 @@ from pathlib import Path
 
 import pytest
 
+# Starts scripts/model_server.sh: `make test` runs it in its slow_process step.
+pytestmark = pytest.mark.slow_process
+
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "model_server.sh"
 BOUNDED = ("LLAMA_CPP_BUILD_JOBS", "CMAKE_BUILD_PARALLEL_LEVEL", "MAKEFLAGS")
