@@ -22,7 +22,7 @@ TEST_WORKERS ?= auto
 # (marked slow_process: gunicorn, qcluster, nginx, redis, manage.py, live_server).
 UNIT := not evaluation and not model_server
 
-.PHONY: evaluate faults model model-stop model-check help setup setup-dev browser redis proxy demo run serve test lint format clean
+.PHONY: evaluate faults model model-stop model-check help setup setup-dev browser redis proxy gettext messages demo run serve test lint format clean
 
 help:
 	@echo "make run    set up, load the demo program and serve it on http://$(HOST):$(PORT)/ (dashboard) and /admin/"
@@ -95,7 +95,23 @@ proxy:
 	    apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q nginx-light; \
 	  else echo "make test needs nginx for the proxy test: sudo apt-get install nginx-light" >&2; exit 1; fi; }
 
-test: setup-dev browser redis proxy
+# GNU gettext (xgettext, msgmerge, msgfmt) makes and compiles the rider copy's
+# catalogs in locale/; the compiled .mo files are committed, so `make run` needs
+# none of it, but `make messages` does and so do the tests that check the
+# catalogs are up to date with the templates.
+gettext:
+	@command -v msgfmt >/dev/null && command -v xgettext >/dev/null || \
+	{ if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q gettext; \
+	  else echo "make test and make messages need GNU gettext: sudo apt-get install gettext" >&2; exit 1; fi; }
+
+# After changing rider copy: update every catalog from the templates, then compile it.
+# New or changed sentences are left untranslated until written (docs/outreach.md#languages).
+messages: setup-dev gettext
+	$(PY) manage.py makemessages
+	$(PY) manage.py compilemessages
+
+test: setup-dev gettext browser redis proxy
 	$(RUN) ruff check .
 	$(RUN) ruff format --check .
 	$(RUN) lint-imports

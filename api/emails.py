@@ -25,6 +25,15 @@ from vanpools.scope import visible
 THREAD_ID_RE = r"THREAD-[0-9A-F]{8}"
 
 
+class PageAnswerSerializer(serializers.Serializer):
+    """A rider's answer on the answer page: the choice, the date it lasts until, their words."""
+
+    choice = serializers.CharField()
+    route = serializers.CharField()
+    until = serializers.CharField(allow_blank=True)
+    text = serializers.CharField(allow_blank=True)
+
+
 class MessageSerializer(serializers.ModelSerializer):
     thread = serializers.SlugRelatedField[EmailThread](
         slug_field="thread_id", read_only=True, allow_null=True
@@ -35,6 +44,8 @@ class MessageSerializer(serializers.ModelSerializer):
     to = serializers.ListField(child=serializers.CharField())
     cc = serializers.ListField(child=serializers.CharField())
     flags = serializers.ListField(child=serializers.CharField())
+    # Set on a rider's answer from the answer page; null on every email.
+    answer = PageAnswerSerializer(source="page_answer", allow_null=True, read_only=True)
 
     class Meta:
         model = Message
@@ -54,6 +65,7 @@ class MessageSerializer(serializers.ModelSerializer):
             "bucket",
             "bucket_confidence",
             "flags",
+            "answer",
             "sent_at",
             "received_at",
             "created_at",

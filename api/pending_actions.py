@@ -8,6 +8,7 @@ expired), and a decision that does not fit the action is a 400.
 
 from typing import Any, cast
 
+import pydantic
 from django.contrib.auth.models import User
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
@@ -28,15 +29,13 @@ from api.base import PublicIdLookup, StrictFilterSet, text_filter
 from api.errors import Conflict
 from caseloop import decisions
 from caseloop.audits import AlreadyDecided
-from cases.kinds import PAYLOADS, kind_choices
+from caseloop.kinds import decision_for
+from cases.desk import HeldByAnother
+from cases.kinds import PAYLOADS, UnknownKind, kind_choices
 from cases.lifecycle import IllegalTransition
 from cases.models import Case, PendingAction
 from outreach.models import Message
-from outreach.subjects import validate_subject
 from vanpools.scope import visible
-
-BUCKETS = [b for b in Message.Bucket.values if b]
-
 
 # The payload's schema is the kinds' own classes (cases.kinds), one of them: each lists every
 # field it has and no other (api.schema.ReviewPayloadExtension), so a payload fits its own only.
@@ -75,6 +74,12 @@ class PendingActionSerializer(serializers.ModelSerializer):
     decided_by = serializers.SlugRelatedField[User](
         slug_field="username", read_only=True, allow_null=True
     )
+    first_approved_by = serializers.SlugRelatedField[User](
+        slug_field="username",
+        read_only=True,
+        allow_null=True,
+        help_text="Four-eyes (CANCELLATION_APPROVALS=2): who gave the first of two approvals.",
+    )
 
     class Meta:
         model = PendingAction
@@ -91,61 +96,56 @@ class PendingActionSerializer(serializers.ModelSerializer):
             "created_at",
             "decided_by",
             "decided_at",
+            "reason",
             "note",
+            "first_approved_by",
             "executed_at",
             "result",
         ]
 
 
-class EditsSerializer(serializers.Serializer):
-    """What a reviewer may change or supply; each field names the kind that reads it."""
+class EditsField(serializers.DictField):
+    """What a reviewer changes or supplies: checked by the action's kind's edits class.
 
-    subject = serializers.CharField(
-        required=False,
-        max_length=200,
-        validators=[validate_subject],
-        help_text="A drafted reply (review_email): the subject to send instead of the draft's.",
-    )
-    text = serializers.CharField(
-        required=False,
-        max_length=20000,
-        help_text="A drafted reply (review_email): the body to send instead of the draft's.",
-    )
-    bucket = serializers.ChoiceField(
-        choices=BUCKETS,
-        required=False,
-        help_text="A reply to label (label_reply): the bucket it belongs in.",
-    )
-    thread = serializers.CharField(
-        required=False,
-        max_length=20,
-        help_text="An unmatched email (match_inbound): the thread it belongs to.",
-    )
-    employee_id = serializers.CharField(
-        required=False,
-        max_length=20,
-        help_text="An unmatched email (match_inbound): the rider who wrote it.",
-    )
-    override = serializers.BooleanField(
-        required=False, help_text="cancel_membership: approve over a failed supervisor review"
-    )
-    override_reason = serializers.CharField(
-        required=False, max_length=2000, help_text="cancel_membership: why, with override"
-    )
-    rulings = serializers.DictField(
-        child=serializers.ChoiceField(choices=["pass", "fail"]),
-        required=False,
-        help_text="decide_verification: {employee_id: pass|fail}",
-    )
+    The schema is each kind's class (``caseloop.kinds``, ``KindDecision.edits_class``);
+    ``kind_edits`` checks a request's edits with its action's own.
+    """
 
 
-class ApproveSerializer(serializers.Serializer):
-    note = serializers.CharField(required=False, allow_blank=True, default="", max_length=5000)
-    edits = EditsSerializer(required=False)
+def kind_edits(action: PendingAction, edits: dict[str, Any]) -> dict[str, Any]:
+    """``edits`` as the action's kind reads them, or a 400 naming each bad field."""
+    try:
+        edits_class = decision_for(action).edits_class
+    except UnknownKind:
+        return edits  # deciding says so, as it always has
+    try:
+        return edits_class.model_validate(edits).given()
+    except pydantic.ValidationError as exc:
+        problems: dict[str, list[str]] = {}
+        for error in exc.errors():
+            name = ".".join(str(part) for part in error["loc"]) or "non_field_errors"
+            problems.setdefault(name, []).append(error["msg"])
+        raise serializers.ValidationError({"edits": problems}) from None
 
 
 class RejectSerializer(serializers.Serializer):
     note = serializers.CharField(required=False, allow_blank=True, default="", max_length=5000)
+    reason = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        max_length=40,
+        help_text="A code from the kind's list of reasons (docs/dashboard.md, Review desk).",
+    )
+    over_claim = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Decide although another reviewer has claimed the action.",
+    )
+
+
+class ApproveSerializer(RejectSerializer):
+    edits = EditsField(required=False)
 
 
 class PendingActionFilter(StrictFilterSet):
@@ -179,7 +179,9 @@ class PendingActionViewSet(PublicIdLookup, viewsets.ReadOnlyModelViewSet):
     def get_queryset(self) -> QuerySet[PendingAction]:
         return (
             visible(PendingAction.objects.all(), self.request.user)
-            .select_related("case__vanpool", "rider__employee", "message", "decided_by")
+            .select_related(
+                "case__vanpool", "rider__employee", "message", "decided_by", "first_approved_by"
+            )
             .order_by("created_at", "id")
         )
 
@@ -193,13 +195,16 @@ class PendingActionViewSet(PublicIdLookup, viewsets.ReadOnlyModelViewSet):
     def approve(self, request: Request, pk: str) -> Response:
         given = ApproveSerializer(data=request.data)
         given.is_valid(raise_exception=True)
+        action_row = self._in_scope(pk)
         return self._decide(
-            pk,
+            action_row,
             decisions.approve,
             "edits",
             by=request.user,
             note=given.validated_data["note"],
-            edits=given.validated_data.get("edits") or {},
+            reason=given.validated_data["reason"],
+            over_claim=given.validated_data["over_claim"],
+            edits=kind_edits(action_row, given.validated_data.get("edits") or {}),
         )
 
     @extend_schema(
@@ -213,16 +218,25 @@ class PendingActionViewSet(PublicIdLookup, viewsets.ReadOnlyModelViewSet):
         given = RejectSerializer(data=request.data)
         given.is_valid(raise_exception=True)
         return self._decide(
-            pk, decisions.reject, "note", by=request.user, note=given.validated_data["note"]
+            self._in_scope(pk),
+            decisions.reject,
+            "note",
+            by=request.user,
+            note=given.validated_data["note"],
+            reason=given.validated_data["reason"],
+            over_claim=given.validated_data["over_claim"],
         )
 
-    def _decide(self, pk: str, decide: Any, field: str, **kwargs: Any) -> Response:
-        action_row = get_object_or_404(
-            visible(PendingAction.objects.all(), self.request.user), pk=pk
-        )
+    def _in_scope(self, pk: str) -> PendingAction:
+        """The action, or 404 when it is unknown or outside the user's scope (vanpools.scope)."""
+        return get_object_or_404(visible(PendingAction.objects.all(), self.request.user), pk=pk)
+
+    def _decide(
+        self, action_row: PendingAction, decide: Any, field: str, **kwargs: Any
+    ) -> Response:
         try:
             decide(action_row, **kwargs)
-        except (AlreadyDecided, IllegalTransition) as exc:
+        except (AlreadyDecided, IllegalTransition, HeldByAnother) as exc:
             raise Conflict(str(exc)) from None
         except ValueError as exc:  # InvalidDecision, or rulings that do not fit
             raise serializers.ValidationError({field: [str(exc)]}) from None

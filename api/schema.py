@@ -3,12 +3,16 @@
 drf-spectacular documents only the success response; clients (and schemathesis)
 must also find the 4xx answers the API really gives, so every operation lists
 them here with the ``Error`` body. A pending action's payload is described by
-its kind's own class (``cases.kinds``), written in OpenAPI 3.0's terms here.
+its kind's own class (``cases.kinds``), and an approval's edits by its kind's
+edits class (``caseloop.kinds``), written in OpenAPI 3.0's terms here.
 """
 
 from typing import Any
 
-from drf_spectacular.extensions import OpenApiSerializerExtension
+from drf_spectacular.extensions import (
+    OpenApiSerializerExtension,
+    OpenApiSerializerFieldExtension,
+)
 from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
 from drf_spectacular.plumbing import ResolvedComponent
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
@@ -97,3 +101,47 @@ class ReviewPayloadExtension(OpenApiSerializerExtension):
             )
             auto_schema.registry.register_on_missing(component)
         return dict(schema)
+
+
+class KindEditsExtension(OpenApiSerializerExtension):
+    """A review kind's edits class (caseloop.kinds) as its own request component.
+
+    Every field is optional and never null, so no field is required and the
+    defaults (what "not given" means to the decision) are left out.
+    """
+
+    target_class = "caseloop.kinds.base.KindEdits"
+    match_subclasses = True
+    priority = 1  # before drf-spectacular's generic pydantic extension
+
+    def get_name(self, auto_schema: Any, direction: Any) -> str:
+        return str(self.target.__name__)
+
+    def map_serializer(self, auto_schema: Any, direction: Any) -> dict[str, Any]:
+        schema = self.target.model_json_schema(
+            ref_template="#/components/schemas/{model}",
+            mode="validation",
+            schema_generator=OpenApi30JsonSchema,
+        )
+        for part in schema.get("properties", {}).values():
+            part.pop("default", None)
+        schema.pop("required", None)
+        return dict(schema)
+
+
+class EditsFieldExtension(OpenApiSerializerFieldExtension):
+    """An approval's ``edits``: any one of the kinds' edits classes, the action's kind's applies."""
+
+    target_class = "api.pending_actions.EditsField"
+
+    def map_serializer_field(self, auto_schema: Any, direction: Any) -> dict[str, Any]:
+        from caseloop.kinds import DECISIONS  # the registry as it is now, a kind added included
+
+        refs: dict[str, Any] = {}
+        for decision in DECISIONS.values():
+            component = auto_schema.resolve_serializer(decision.edits_class, direction)
+            refs.setdefault(component.name, component.ref)
+        return {
+            "anyOf": list(refs.values()),
+            "description": "What the reviewer changes or supplies: the action's kind's edits.",
+        }

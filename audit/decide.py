@@ -10,6 +10,7 @@ import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from agents.contracts import SpecialistResult, combine_verdicts
 from agents.tracing import RunTrace, timed
@@ -36,7 +37,7 @@ class Decision:
     unknown_inputs: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
-def input_hash(facts: dict, check: str, audit_date: dt.date, backend: str) -> str:
+def input_hash(facts: dict[str, Any], check: str, audit_date: dt.date, backend: str) -> str:
     payload = {
         "facts": facts,
         "check": check,
@@ -49,7 +50,7 @@ def input_hash(facts: dict, check: str, audit_date: dt.date, backend: str) -> st
 
 
 def input_hashes(
-    facts: dict, checks: Sequence[str], audit_date: dt.date, backend: str
+    facts: dict[str, Any], checks: Sequence[str], audit_date: dt.date, backend: str
 ) -> dict[str, str]:
     """``input_hash`` for several checks, the facts encoded once.
 

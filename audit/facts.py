@@ -8,6 +8,7 @@ vanpool from the database and a labelled case from an evaluation file.
 import datetime as dt
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.conf import settings
 
@@ -29,8 +30,8 @@ __all__ = [
 class ShiftFacts:
     shift_id: str
     name: str
-    schedule: list | None = None  # weekly JSON as stored
-    rotation: dict | None = None
+    schedule: list[Any] | None = None  # weekly JSON as stored
+    rotation: dict[str, Any] | None = None
     text: str = ""
     overnight: bool = False
 
@@ -67,7 +68,7 @@ class VanpoolFacts:
     pickup_zip: str = ""
     work_site_point: Point | None = None
     max_miles: float = 50
-    schedule: list = field(default_factory=list)  # weekly JSON; empty → majority shift
+    schedule: list[Any] = field(default_factory=list)  # weekly JSON; empty → majority shift
     riders: tuple[RiderFacts, ...] = ()
 
 
@@ -150,7 +151,7 @@ EMPLOYEE_FIELDS = (
 SHIFT_FIELDS = ("pk", "shift_id", "name", "schedule", "rotation", "schedule_text", "overnight")
 
 
-def _shift_facts(shift: dict) -> ShiftFacts:
+def _shift_facts(shift: dict[str, Any]) -> ShiftFacts:
     return ShiftFacts(
         shift_id=shift["shift_id"],
         name=shift["name"],
@@ -162,7 +163,7 @@ def _shift_facts(shift: dict) -> ShiftFacts:
 
 
 def _rider_facts(
-    seat: dict, shifts: dict[int, ShiftFacts], leaves: dict[int, list[LeaveSpan]]
+    seat: dict[str, Any], shifts: dict[int, ShiftFacts], leaves: dict[int, list[LeaveSpan]]
 ) -> RiderFacts:
     return RiderFacts(
         employee_id=seat["employee__employee_id"],
@@ -176,7 +177,7 @@ def _rider_facts(
     )
 
 
-def _vanpool_facts(van: dict, riders: tuple[RiderFacts, ...]) -> VanpoolFacts:
+def _vanpool_facts(van: dict[str, Any], riders: tuple[RiderFacts, ...]) -> VanpoolFacts:
     return VanpoolFacts(
         vanpool_id=van["vanpool_id"],
         pk=van["pk"],
@@ -191,7 +192,7 @@ def _vanpool_facts(van: dict, riders: tuple[RiderFacts, ...]) -> VanpoolFacts:
     )
 
 
-def facts_json(facts: VanpoolFacts) -> dict:
+def facts_json(facts: VanpoolFacts) -> dict[str, Any]:
     """The facts as plain JSON (dates as ISO strings), without the row's pk.
 
     Used for traces and for the audit's input hash, so two databases holding
@@ -211,11 +212,11 @@ def facts_json(facts: VanpoolFacts) -> dict:
     }
 
 
-def _point_json(point: Point | None) -> dict | None:
+def _point_json(point: Point | None) -> dict[str, float] | None:
     return {"lat": point.lat, "lng": point.lng} if point else None
 
 
-def _rider_json(rider: RiderFacts) -> dict:
+def _rider_json(rider: RiderFacts) -> dict[str, Any]:
     shift = rider.shift
     return {
         "employee_id": rider.employee_id,

@@ -17,6 +17,7 @@ import dataclasses
 import datetime as dt
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 from django.conf import settings
 
@@ -144,7 +145,7 @@ def _ask_model(
     return merged
 
 
-def _fill(trace: RunTrace, fields: dict) -> None:
+def _fill(trace: RunTrace, fields: dict[str, Any]) -> None:
     for name, value in fields.items():
         setattr(trace, name, value)
 

@@ -26,6 +26,7 @@ finds without the history.
 import datetime as dt
 import email.utils
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from email.message import EmailMessage
@@ -44,6 +45,7 @@ from caseloop.decisions import approve, reject
 from caseloop.loop.deadlines import process_timeouts
 from cases.kinds import LabelReply, UnknownKind, payload_class
 from cases.models import Case, PendingAction
+from outreach.answer_page import BY_NAME, Answer, store_answer
 from outreach.inbound import receive_raw
 from outreach.models import Message
 from poolpatrol.queue import run_inline
@@ -110,6 +112,23 @@ class Reply(BaseModel):
     auto_reply: bool = False
 
 
+class PageAnswer(BaseModel):
+    """A rider's answer on the answer page: the choice, and their words or a date if it asks."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    sender: str = Field(alias="from")  # an employee ID
+    choice: str
+    text: str = ""
+    until: dt.date | None = None
+
+    @field_validator("choice")
+    @classmethod
+    def _a_choice(cls, choice: str) -> str:
+        if choice not in BY_NAME:
+            raise ValueError(f"choice must be one of {', '.join(BY_NAME)}")
+        return choice
+
+
 class Decision(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     employee_id: str
@@ -145,12 +164,14 @@ class Event(When):
 
     roster: dict[str, dict[str, Any]] | None = None  # employee ID → the columns that change
     reply: Reply | None = None
+    answer: PageAnswer | None = None
     decide: Decision | None = None
 
     @model_validator(mode="after")
     def _one_thing(self) -> "Event":
-        if sum(part is not None for part in (self.roster, self.reply, self.decide)) != 1:
-            raise ValueError("an event is exactly one of roster, reply or decide")
+        parts = (self.roster, self.reply, self.answer, self.decide)
+        if sum(part is not None for part in parts) != 1:
+            raise ValueError("an event is exactly one of roster, reply, answer or decide")
         return self
 
 
@@ -346,6 +367,9 @@ def story_step(event: Event, roster: "RosterBook", this_monday: dt.date) -> Step
     if event.reply is not None:
         reply = event.reply
         return Step(at, 3, lambda: deliver_reply(reply), f"reply from {reply.sender}")
+    if event.answer is not None:
+        answer = event.answer
+        return Step(at, 3, lambda: deliver_answer(answer), f"answer from {answer.sender}")
     assert event.decide is not None  # the validator allows exactly one of the three
     decision = event.decide
     return Step(at, 4, lambda: decide(decision), f"{decision.action} {decision.employee_id}")
@@ -401,6 +425,24 @@ def deliver_reply(reply: Reply) -> Message:
         raise ScenarioError(f"{reply.sender} replies, but nobody has written to them")
     message, _ = receive_raw(reply_email(employee, answered, reply), provider=PROVIDER)
     return message
+
+
+ANSWER_LINK = re.compile(r"/answer/(CASE-[0-9A-F]{8})/([A-Za-z0-9_-]+)/")
+
+
+def deliver_answer(answer: PageAnswer) -> Message:
+    """The rider opens the link in our latest email to them and answers on the page."""
+    employee = Employee.objects.get(employee_id=answer.sender)
+    for sent in Message.objects.filter(
+        direction=Message.Direction.OUTBOUND, employee=employee
+    ).order_by("-created_at", "-pk"):
+        link = ANSWER_LINK.search(sent.text_body)
+        if link:
+            choice = BY_NAME[answer.choice]
+            return store_answer(
+                link.group(1), link.group(2), Answer(choice, answer.text, answer.until)
+            )
+    raise ScenarioError(f"{answer.sender} answers, but no email to them has a link")
 
 
 def reply_email(employee: Employee, answered: Message, reply: Reply) -> bytes:

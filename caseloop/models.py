@@ -1,5 +1,6 @@
 """A full audit fanned out over the workers: the run, and the chunks it is split into."""
 
+from django.conf import settings
 from django.db import models
 from django.db.models import Count, Q
 
@@ -57,3 +58,24 @@ def progress(run: AuditRun) -> dict[str, int]:
         **{value: Count("pk", filter=Q(status=value)) for value in status.values},
     )
     return {key: int(value or 0) for key, value in counts.items()}
+
+
+class DigestSent(models.Model):
+    """One coordinator's daily digest, sent: the row makes a second run that day send nothing."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="review_digests"
+    )
+    day = models.DateField()
+    waiting = models.PositiveIntegerField()
+    overdue = models.PositiveIntegerField()
+    sent_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-day", "user"]
+        constraints = [
+            models.UniqueConstraint(fields=["user", "day"], name="one_review_digest_a_day")
+        ]
+
+    def __str__(self) -> str:
+        return f"review digest for {self.user_id} on {self.day}"

@@ -10,6 +10,7 @@ import logging
 from dataclasses import asdict
 
 from caseloop.audits import audit_vanpool
+from caseloop.digest import escalate_expiring_cancellations, send_daily_digests
 from caseloop.fanout import run_audit_chunk, start_audit_run
 from caseloop.lessons import capture_lesson
 from caseloop.loop.deadlines import process_timeouts
@@ -62,3 +63,11 @@ def review_pre_cancel_task(event_pk: int) -> str:
 def capture_lesson_task(case_pk: int) -> str:
     lesson = capture_lesson(case_pk)
     return str(lesson) if lesson else "skipped"
+
+
+def send_daily_digests_task() -> dict[str, int]:
+    return send_daily_digests()
+
+
+def escalate_expiring_cancellations_task() -> dict[str, int]:
+    return escalate_expiring_cancellations()

@@ -5,7 +5,7 @@ job, which writes the CaseEvent. A case added here is opened through
 ``open_case`` for the same reason.
 """
 
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from django import forms
 from django.contrib import admin, messages
@@ -41,6 +41,12 @@ from vanpools.models import Vanpool
 
 CLOSED = Case.Status.CLOSED
 
+# ModelForm is generic in django-stubs only; at run time it takes no type argument.
+if TYPE_CHECKING:
+    _CaseModelForm = forms.ModelForm[Case]
+else:
+    _CaseModelForm = forms.ModelForm
+
 
 def reason_label(case: Case) -> str:
     reason = case.reason
@@ -51,7 +57,9 @@ class ReasonFilter(admin.SimpleListFilter):
     title = "reason"
     parameter_name = "reason"
 
-    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
+    def lookups(
+        self, request: HttpRequest, model_admin: "admin.ModelAdmin[Case]"
+    ) -> list[tuple[str, str]]:
         return list(Case.Reason.choices)
 
     def queryset(self, request: HttpRequest, queryset: QuerySet[Case]) -> QuerySet[Case]:
@@ -124,7 +132,7 @@ class PendingActionInline(ReadOnlyTabularInline):
         )
 
 
-class CaseAddForm(forms.ModelForm):
+class CaseAddForm(_CaseModelForm):
     """What ``open_case`` needs; the case itself is made by it, not by the form."""
 
     reason = forms.ChoiceField(
@@ -143,7 +151,7 @@ class CaseAddForm(forms.ModelForm):
         fields = ["vanpool"]
 
     def clean_vanpool(self) -> Vanpool:
-        vanpool = self.cleaned_data["vanpool"]
+        vanpool: Vanpool = self.cleaned_data["vanpool"]
         existing = vanpool.cases.exclude(status=CLOSED).first()
         if existing:
             raise ValidationError(

@@ -8,7 +8,7 @@ refuses moves the lifecycle does not allow, and writes a CaseEvent saying who
 
 import datetime as dt
 import logging
-from typing import Final, TypeAlias, cast
+from typing import Any, Final, TypeAlias, cast
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
@@ -108,7 +108,7 @@ def transition(
     actor: Actor,
     note: str = "",
     outcome: str = "",
-    data: dict | None = None,
+    data: dict[str, Any] | None = None,
     reply_deadline: dt.datetime | object | None = KEEP,
 ) -> Case:
     """Move ``case`` to ``to_status``; returns the fresh, updated row.
@@ -187,7 +187,7 @@ def open_case(
     reason: str,
     failed_checks: list[str],
     details: str = "",
-    extra_meta: dict | None = None,
+    extra_meta: dict[str, Any] | None = None,
 ) -> tuple[Case, bool]:
     """Return the vanpool's open case, creating it if there is none.
 
@@ -345,7 +345,7 @@ def update_findings(
 
 
 def flag_case(
-    case: Case, *, actor: Actor, flag: str, note: str, data: dict | None = None
+    case: Case, *, actor: Actor, flag: str, note: str, data: dict[str, Any] | None = None
 ) -> tuple[Case, bool]:
     """Add ``flag`` to the case's ``meta["flags"]`` (bounce, send failure, …).
 
@@ -450,7 +450,9 @@ def _collapse_into(kind: str, key: str, message: models.Model | None) -> Pending
     return waiting
 
 
-def record_event(case: Case, *, actor: Actor, note: str, data: dict | None = None) -> CaseEvent:
+def record_event(
+    case: Case, *, actor: Actor, note: str, data: dict[str, Any] | None = None
+) -> CaseEvent:
     """Write a trail entry for something that happened without a status change."""
     return CaseEvent.objects.create(
         case=case,

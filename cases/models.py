@@ -14,10 +14,11 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 
 from cases.kinds import PAYLOADS, ReviewPayload, kind_choices, payload_class
+from poolpatrol.durations import SecondsBetween
 from poolpatrol.ids import PublicIdModel
 from vanpools.models import Rider, Vanpool
 
@@ -76,14 +77,31 @@ class Case(PublicIdModel):
                 name="case_outcome_only_when_closed",
             ),
         ]
-        indexes = [models.Index(fields=["status", "reply_deadline"])]
+        indexes = [
+            models.Index(fields=["status", "reply_deadline"]),
+            # The program page over every case, read from indexes not the rows
+            # (dashboard.program): openings by week, closings by week and
+            # outcome, and the median time to resolution at its rank.
+            models.Index(fields=["created_at"], name="case_opened_idx"),
+            models.Index(
+                fields=["closed_at", "outcome"],
+                condition=Q(closed_at__isnull=False),
+                name="case_closed_idx",
+            ),
+            models.Index(
+                SecondsBetween("closed_at", "created_at"),
+                condition=Q(closed_at__isnull=False),
+                name="case_resolution_time_idx",
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.case_id or "new case"
 
     @property
     def reason(self) -> str:
-        return self.meta.get("reason", "")
+        reason: str = self.meta.get("reason", "")
+        return reason
 
     @property
     def failed_checks(self) -> list[str]:
@@ -142,7 +160,10 @@ class Verification(models.Model):
         return f"{self.check_type} {self.verdict} ({self.confidence}/5)"
 
 
-class AppendOnlyQuerySet(models.QuerySet):
+_M = TypeVar("_M", bound=models.Model)
+
+
+class AppendOnlyQuerySet(models.QuerySet[_M]):
     """Bulk update/delete would bypass the model's save()/delete() guards."""
 
     def update(self, **kwargs: object) -> int:
@@ -194,6 +215,10 @@ class CaseEvent(AppendOnlyModel):
                 condition=Q(actor_user__isnull=False) | ~Q(actor_agent=""),
                 name="case_event_has_actor",
             ),
+        ]
+        indexes = [
+            # The program page's automation rate: the cases a person acted on.
+            models.Index(fields=["actor_user", "case"], name="event_by_person_idx"),
         ]
 
     def __str__(self) -> str:
@@ -281,6 +306,31 @@ class PendingAction(models.Model):
     executed_at = models.DateTimeField(null=True, blank=True)
     result = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # The review desk (cases.desk): who said "I'm on it" and when; the claim
+    # lapses after REVIEW_CLAIM_MINUTES, and an expired claim holds nothing.
+    claimed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    # Why it was decided: a code from its kind's list (caseloop/kinds/<kind>.py);
+    # the free text is ``note``.
+    reason = models.CharField(max_length=40, blank=True, default="")
+    # Four-eyes (CANCELLATION_APPROVALS=2): the first of two approvals; the
+    # second, by another person, decides (caseloop.decisions.approve).
+    first_approved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+    )
+    first_approved_at = models.DateTimeField(null=True, blank=True)
+    # When the auditors were told it is close to expiry (once: caseloop.digest).
+    escalated_at = models.DateTimeField(null=True, blank=True)
 
     objects = PendingActionQuerySet.as_manager()
 
@@ -289,6 +339,25 @@ class PendingAction(models.Model):
         indexes = [
             models.Index(fields=["status", "kind"]),
             models.Index(fields=["kind", "collapse_key", "status"], name="action_collapse_idx"),
+            # The queue, oldest first, and the overdue counts (created_at by kind).
+            models.Index(fields=["status", "created_at", "id"], name="action_queue_idx"),
+            # The program page's time to decide: each kind's cards a person
+            # decided, by how long they took, so a percentile is read at its
+            # rank instead of sorting them all (dashboard.desk_metrics).
+            models.Index(
+                F("kind"),
+                SecondsBetween("decided_at", "created_at"),
+                name="action_decided_time_idx",
+                condition=Q(decided_by__isnull=False),
+            ),
+            # The program page's desk counts (waiting, overdue, decided, by
+            # reason) read from this index alone, not the rows.
+            models.Index(
+                fields=["kind", "status", "reason", "created_at", "decided_by"],
+                name="action_desk_counts_idx",
+            ),
+            # The program page's automation rate: the cases a person decided on.
+            models.Index(fields=["decided_by", "case"], name="action_decided_case_idx"),
         ]
         permissions = [("decide_pendingaction", "Can approve or reject pending actions")]
         constraints = [
@@ -387,7 +456,7 @@ class CaseReview(AppendOnlyModel):
         return f"{'passed' if self.passed else 'failed'} {self.score}/100"
 
     @property
-    def high_issues(self) -> list[dict]:
+    def high_issues(self) -> list[dict[str, Any]]:
         return [issue for issue in self.issues if issue.get("severity") == "high"]
 
 

@@ -113,11 +113,33 @@ class CardStepForm(forms.Form):
 
 
 class DecisionForm(forms.Form):
-    """What every decision says; a kind's form adds its edits (``edits()``)."""
+    """What every decision says; a kind's form adds its edits (``edits()``).
+
+    ``reason`` is a code from the kind's list for the decision taken
+    (``caseloop/kinds/<kind>.py``); the service checks it again. ``over_claim``
+    says the decider means to decide a card another reviewer holds.
+    """
 
     decision = forms.ChoiceField(choices=[("approve", "approve"), ("reject", "reject")])
+    reason = forms.CharField(required=False, max_length=40, strip=True)
     note = forms.CharField(required=False, max_length=NOTE_MAX, strip=True)
+    over_claim = forms.BooleanField(required=False)
     next = forms.CharField(required=False, max_length=2000)
+
+    def __init__(
+        self, *args: Any, reasons: dict[str, list[Any]] | None = None, **kwargs: Any
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        # {"approve": [Reason…], "reject": [Reason…]}: what the card's pickers list.
+        self.reasons = reasons or {"approve": [], "reject": []}
+
+    def clean_reason(self) -> str:
+        reason = str(self.cleaned_data.get("reason") or "")
+        decision = self.data.get("decision", "")
+        listed = {r.code for r in self.reasons.get(decision, [])}
+        if reason and listed and reason not in listed:
+            raise forms.ValidationError(f"Pick one of the listed reasons to {decision}.")
+        return reason
 
     def edits(self) -> dict[str, Any]:
         return {}

@@ -26,11 +26,13 @@ from caseloop.case_qa.answer import answer_question
 from caseloop.decisions import (
     DECIDE_PERMISSION,
     AlreadyDecided,
+    HeldByAnother,
     NewerReplyWaiting,
     approve,
     reject,
 )
 from caseloop.lessons import similar_past_cases
+from cases import desk
 from cases.kinds import kind_choices
 from cases.models import Case, CaseLesson, PendingAction
 from dashboard import queries
@@ -38,6 +40,7 @@ from dashboard.access import HtmxHttpRequest, dashboard_view, paginate
 from dashboard.cards import build_cards, card_kind, decision_form
 from dashboard.case_forms import AskForm, CardStepForm, CaseFilterForm, QueueFilterForm
 from dashboard.case_qa import case_page_links
+from outreach.rider_language import words_language
 from poolpatrol.privacy import may_see_home
 from vanpools.changes import changes_for_case
 from vanpools.scope import is_scoped, vanpools_for, visible
@@ -103,7 +106,8 @@ def _kind_counts(form: QueueFilterForm, pending: Any) -> list[dict[str, Any]]:
             {
                 "value": value,
                 "label": label,
-                "count": counts.get(value, 0),
+                "count": counts.get(value, (0, 0))[0],
+                "overdue": counts.get(value, (0, 0))[1],
                 "query": query,
                 "current": form.cleaned_data.get("kind") == value,
             }
@@ -183,10 +187,15 @@ def decide(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     data = form.cleaned_data
     decider = cast(User, request.user)  # dashboard_view let only logged-in staff in
     try:
+        said = {"note": data["note"], "reason": data["reason"], "over_claim": data["over_claim"]}
         if data["decision"] == "approve":
-            approve(action, by=decider, note=data["note"], edits=form.edits())
+            approve(action, by=decider, edits=form.edits(), **said)
         else:
-            reject(action, by=decider, note=data["note"])
+            reject(action, by=decider, **said)
+    except HeldByAnother as exc:
+        # Not capitalised: the sentence starts with a username, written as it is.
+        form.add_error(None, f"{exc}. Tick “decide anyway” to decide it.")
+        return _render_card(request, action, form=form, status=409)
     except NewerReplyWaiting as exc:
         return _outcome(request, action, "warning", str(exc).capitalize() + ".")
     except AlreadyDecided:
@@ -197,6 +206,43 @@ def decide(request: HtmxHttpRequest, pk: int) -> HttpResponse:
         return _render_card(request, action, form=form, status=422)
     fresh = queries.action_with_relations(pk, request.user) or action
     return _outcome(request, fresh, "success", _done_text(fresh))
+
+
+@require_POST
+@dashboard_view
+def claim_card(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    """ "I'm on it" (or, with ``let_go``, let go): the card comes back showing who holds it."""
+    if not can_decide(request.user):
+        raise PermissionDenied("Claiming a card needs the approve permission.")
+    if queries.action_with_relations(pk, request.user) is None:
+        raise Http404("No such pending action.")
+    user = cast(User, request.user)
+    notice: dict[str, str] | None = None
+    status = 200
+    if request.POST.get("let_go"):
+        desk.release(pk, user)
+    else:
+        try:
+            until = desk.claim(pk, user)
+            notice = {
+                "level": "success",
+                "text": f"You are on this card until {localtime(until):%H:%M}.",
+            }
+        except desk.HeldByAnother as exc:
+            notice, status = {"level": "warning", "text": f"{exc}."}, 409
+        except desk.NotPending as exc:
+            notice = {"level": "warning", "text": f"Nothing to claim: {exc}."}
+    action = queries.action_with_relations(pk, request.user)
+    assert action is not None
+    if not request.htmx:
+        if notice:
+            messages.add_message(
+                request,
+                messages.SUCCESS if notice["level"] == "success" else messages.WARNING,
+                notice["text"],
+            )
+        return redirect(_safe_next(request))
+    return _render_card(request, action, notice=notice, status=status)
 
 
 def _outcome(
@@ -245,6 +291,11 @@ def _already_text(action: PendingAction) -> str:
 
 
 def _done_text(action: PendingAction) -> str:
+    if action.status == PendingAction.Status.PENDING and action.first_approved_by is not None:
+        return (
+            f"First approval of this {action.get_kind_display()} recorded: "
+            "a second person must approve it too."
+        )
     verb = "approved" if action.status == PendingAction.Status.APPROVED else "rejected"
     where = f" on {action.case.case_id}" if action.case is not None else ""
     return f"{action.get_kind_display().capitalize()}{where} {verb}."
@@ -323,7 +374,10 @@ def _case_context(request: HttpRequest, records: queries.CaseRecords, **extra: A
         others = [item for item in items if item.item.get("employee_id") not in flagged]
         evidence.append({"verification": verification, "shown": shown, "others": others})
     older = [v for v in records.verifications if records.latest.get(v.check_type) != v]
-    emails = [{"message": m, "body": m.readable_text()} for m in records.messages]
+    emails = [
+        {"message": m, "body": m.readable_text(), "language": words_language(m)}
+        for m in records.messages
+    ]
     flags = [
         {
             "employee_id": emp,

@@ -18,6 +18,7 @@ from audit.location import Unplaceable, place_home, place_pickup
 from cases.models import Case
 from dashboard.access import dashboard_view
 from dashboard.vanpool_views import can_see_home_address, point_or_none
+from outreach.rider_language import rider_language, with_reply_language
 from vanpools.geo import OfflineDistanceProvider
 from vanpools.models import Employee, Leave, Rider
 from vanpools.scope import visible
@@ -34,7 +35,7 @@ class CaseRow:
 @require_GET
 @dashboard_view
 def employee_detail(request: HttpRequest, employee_id: str) -> HttpResponse:
-    employees = Employee.objects.select_related("shift").prefetch_related(
+    employees = with_reply_language(Employee.objects.select_related("shift")).prefetch_related(
         Prefetch("leaves", queryset=Leave.objects.order_by("start_date"))
     )
     employee = get_object_or_404(visible(employees, request.user), employee_id=employee_id)
@@ -72,6 +73,8 @@ def employee_detail(request: HttpRequest, employee_id: str) -> HttpResponse:
         "case_limit": CASE_HISTORY_LIMIT,
         "leaves": [leave for leave in employee.leaves.all() if leave.end_date >= today],
         "show_address": can_see_home_address(request),
+        # Staff pages are in English; this names the language the rider is written to in.
+        "language": rider_language(employee),
     }
     return render(request, "vanpools/employee.html", context)
 

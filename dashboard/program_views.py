@@ -5,11 +5,12 @@ import datetime as dt
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils import timezone
 from django.views.decorators.http import require_GET
 
 from caseloop.lessons import false_positive_counts_by_pattern
 from cases.models import Case, CaseLesson
-from dashboard import program
+from dashboard import desk_metrics, program
 from dashboard.access import dashboard_view
 from dashboard.charts.bars import bar_chart
 from dashboard.charts.trend import TrendChart, TrendWeek, trend_chart
@@ -82,11 +83,15 @@ def program_page(request: HttpRequest) -> HttpResponse:
     user = request.user
     by_status = program.open_cases_by_status(user=user)
     by_age = program.open_cases_by_age(user=user)
-    closed = program.closed_cases(user=user)
+    # One count of the closed cases by week serves the headline figures and the trend.
+    today = timezone.localdate()
+    by_week = program.closed_by_week(program.trend_mondays(today=today), user=user)
+    closed = program.closed_cases(by_week)
     use = program.model_use(user=user)
     decisions = program.human_decisions(user=user)
     cancellations = program.cancellations(user=user)
-    weeks = program.weekly_trend(user=user)
+    weeks = program.weekly_trend(today=today, by_week=by_week, user=user)
+    desk = desk_metrics.desk_by_kind(user=user)
     labels = dict(Case.Status.choices)
     false_positives = [
         {
@@ -137,5 +142,7 @@ def program_page(request: HttpRequest) -> HttpResponse:
         "decision_minutes": program.HUMAN_DECISION_MINUTES,
         # A run covers the whole program: its chunk counts are not one site's to read.
         "audit_run": None if is_scoped(user) else program.latest_audit_run(),
+        "desk": desk,
+        "desk_decided": any(row.decided for row in desk),
     }
     return render(request, "cases/program.html", context)

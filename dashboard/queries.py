@@ -18,6 +18,7 @@ from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
 
 from agents.models import AgentRun
+from cases.desk import overdue
 from cases.models import Case, CaseEvent, PendingAction, Verification
 from outreach.models import EmailThread, Message
 from vanpools.models import Employee
@@ -36,7 +37,14 @@ def pending_actions(user: Any) -> QuerySet[PendingAction]:
     """``user``'s review queue, oldest first, with what every card shows joined in."""
     return (
         visible(PendingAction.objects.filter(status=PendingAction.Status.PENDING), user)
-        .select_related("case__vanpool", "case__thread", "rider__employee", "message__employee")
+        .select_related(
+            "case__vanpool",
+            "case__thread",
+            "rider__employee",
+            "message__employee",
+            "claimed_by",
+            "first_approved_by",
+        )
         .order_by("created_at", "id")
     )
 
@@ -61,16 +69,27 @@ def action_with_relations(pk: int, user: Any) -> PendingAction | None:
     return (
         visible(PendingAction.objects.all(), user)
         .select_related(
-            "case__vanpool", "case__thread", "rider__employee", "message__employee", "decided_by"
+            "case__vanpool",
+            "case__thread",
+            "rider__employee",
+            "message__employee",
+            "decided_by",
+            "claimed_by",
+            "first_approved_by",
         )
         .filter(pk=pk)
         .first()
     )
 
 
-def pending_counts_by_kind(queryset: QuerySet[PendingAction]) -> dict[str, int]:
-    rows = queryset.order_by().values("kind").annotate(n=Count("id"))
-    return {row["kind"]: row["n"] for row in rows}
+def pending_counts_by_kind(queryset: QuerySet[PendingAction]) -> dict[str, tuple[int, int]]:
+    """{kind: (waiting, overdue now)} in one query: overdue is past the kind's SLA (cases.desk)."""
+    rows = (
+        queryset.order_by()
+        .values("kind")
+        .annotate(n=Count("id"), late=Count("id", filter=overdue(timezone.now())))
+    )
+    return {row["kind"]: (row["n"], row["late"]) for row in rows}
 
 
 def newest_verifications(case_ids: Iterable[int]) -> dict[int, dict[str, Verification]]:

@@ -9,6 +9,7 @@ urlpatterns = [
     path("favicon.ico", site_views.favicon, name="favicon"),
     path("queue/<int:pk>/", case_views.action_card, name="action-card"),
     path("queue/<int:pk>/decide/", case_views.decide, name="action-decide"),
+    path("queue/<int:pk>/claim/", case_views.claim_card, name="action-claim"),
     path("cases/", case_views.case_list, name="case-list"),
     path("cases/<str:case_id>/", case_views.case_detail, name="case-detail"),
     path("cases/<str:case_id>/ask/", case_views.case_ask, name="case-ask"),

@@ -18,13 +18,15 @@ from django.conf import settings
 from django.db.models import F, Window
 from django.db.models.functions import RowNumber
 from django.template import Context, engines
-from django.utils import timezone
-from django.utils.dateformat import format as format_date
+from django.utils import timezone, translation
+from django.utils.html import format_html
 
 from audit.facts import shift_facts
 from audit.location import shown_miles
 from audit.shift.readings import Unreadable, WeeklySchedule, read_shift
 from cases.models import Case, Verification
+from outreach.localize import deadline_text, hours_text, number_text, place_text
+from poolpatrol.languages import BY_CODE, SHIPPED
 from vanpools.models import Employee, Shift, Vanpool
 from vanpools.schedules import ScheduleError, parse_weekly
 
@@ -97,48 +99,48 @@ class RiderFacts:
         return "shift" in self.failed_checks
 
     @property
+    def record_kind(self) -> str:
+        """What the rider may need to correct: 'location', 'shift', 'both' or 'any'.
+
+        The copy has a whole sentence for each (never a noun glued into one).
+        """
+        if self.location_failed and self.shift_failed:
+            return "both"
+        if self.location_failed:
+            return "location"
+        return "shift" if self.shift_failed else "any"
+
+    # The facts in words of the active language (outreach.localize): the
+    # templates read these inside the render's translation.override.
+
+    @property
     def miles_text(self) -> str:
         """'84.7': rounded, but never onto the other side of the limit."""
-        return "" if self.miles is None else shown_miles(self.miles, self.max_miles)
+        if self.miles is None:
+            return ""
+        return number_text(shown_miles(self.miles, self.max_miles))
 
     @property
     def max_miles_text(self) -> str:
-        return f"{self.max_miles:g}"
+        return number_text(f"{self.max_miles:g}")
 
     @property
     def deadline_text(self) -> str:
         """'Sunday, November 29', or '' when the rider has no deadline."""
-        return format_date(self.deadline, "l, F j") if self.deadline else ""
+        return deadline_text(self.deadline) if self.deadline else ""
 
     @property
     def measured_to_text(self) -> str:
         """What the distance runs to, in words a rider recognises."""
-        if self.measured_to == "work_site":
-            site = f"the {self.work_site} work site" if self.work_site else "the work site"
-            return f"{site} (the van has no pickup point on record)"
-        if self.pickup_address:
-            return f"the van's pickup point at {self.pickup_address}"
-        return "the van's pickup point"
+        return place_text(self.measured_to, self.work_site, self.pickup_address)
 
     @property
-    def days_text(self) -> str:
-        """'all 5 workdays we compared', '2 of the 5 workdays we compared'."""
-        compared, mismatched = self.days_compared, self.days_mismatched
-        if compared == 1:
-            return "the one workday we compared"
-        if mismatched == compared:
-            return f"all {compared} workdays we compared"
-        return f"{mismatched} of the {compared} workdays we compared"
+    def rider_hours_text(self) -> str:
+        return hours_text(self.rider_hours)
 
     @property
-    def record_text(self) -> str:
-        """What the rider may need to correct: 'home address', 'shift', or both."""
-        parts = [
-            name
-            for check, name in (("location", "home address"), ("shift", "shift"))
-            if check in self.failed_checks
-        ]
-        return " or ".join(parts) or "record"
+    def van_hours_text(self) -> str:
+        return hours_text(self.van_hours)
 
 
 @dataclass(frozen=True)
@@ -279,21 +281,66 @@ def initial_template_for(failed_checks: list[str]) -> str:
     return template
 
 
-def render_email(template: str, facts: RiderFacts, **extra: object) -> RenderedEmail:
-    """Render templates/emails/<template>/ for one rider.
+def render_email(
+    template: str, facts: RiderFacts, *, lang: str | None = None, **extra: object
+) -> RenderedEmail:
+    """Render templates/emails/<template>/ for one rider, in ``lang``.
 
-    The subject is one stripped line; the text body is rendered without HTML
+    ``lang`` is a shipped language's code (``outreach.rider_language`` picks
+    the rider's); by default the program's. Everything is rendered inside
+    ``translation.override``: the catalogs' words, the locale's dates and
+    numbers, and right-to-left layout for a right-to-left language. The
+    subject is one stripped line; the text body is rendered without HTML
     escaping and wrapped for mail clients; the HTML body is escaped as usual.
     """
     if template not in TEMPLATES:
         raise ValueError(f"unknown email template {template!r}")
+    lang = lang or settings.PROGRAM_LANGUAGE
+    if lang not in BY_CODE:
+        raise ValueError(f"no catalog for language {lang!r}")
     if "question_excerpt" in extra:
         extra["question_excerpt"] = excerpt(str(extra["question_excerpt"] or ""))
-    context = {**extra, "facts": facts}
-    subject = _render(f"emails/{template}/subject.txt", context, autoescape=False)
-    text = _render(f"emails/{template}/body.txt", context, autoescape=False)
-    html = _render(f"emails/{template}/body.html", context, autoescape=True)
+    with translation.override(lang):
+        context = {**extra, "facts": facts, **_layout(facts)}
+        subject = _render(f"emails/{template}/subject.txt", context, autoescape=False)
+        text = _render(f"emails/{template}/body.txt", context, autoescape=False)
+        html = _render(f"emails/{template}/body.html", context, autoescape=True)
+    text, html = _joined(text), _joined(html)
     return RenderedEmail(subject=" ".join(subject.split()), text=tidy_text(text), html=html.strip())
+
+
+# The templates join whole sentences with a space; Chinese and Japanese run
+# sentences together, so a space after their full stop (or closing bracket)
+# before more of their script is dropped.
+_CJK_GAP = re.compile(r"(?<=[。！？；：）」』])[ ]+(?=[\u3000-\u30ff\u3400-\u9fff\uff00-\uffef])")
+
+
+def _joined(text: str) -> str:
+    return _CJK_GAP.sub("", text)
+
+
+def _layout(facts: RiderFacts) -> dict[str, object]:
+    """What the HTML needs beside the words: direction, and links the sentences take whole.
+
+    A link is handed to a translated sentence as one value, so the sentence
+    reads the same in the text body (the address) and in HTML (the link).
+    """
+    rtl = translation.get_language_bidi()
+    current = translation.get_language()
+    return {
+        "rtl": rtl,
+        # How to get the email in another language: an English email offers
+        # every other one, each in its own words; any other offers English.
+        "english": BY_CODE["en"],
+        "other_languages": [lang for lang in SHIPPED if lang.code != current],
+        "start": "right" if rtl else "left",  # where a line starts, for inline styles
+        "row_padding": "8px 0 8px 12px" if rtl else "8px 12px 8px 0",  # a table row's heading
+        "contact_link": format_html(
+            '<a href="mailto:{0}" style="color:#0b5cad;">{0}</a>', facts.contact_email
+        ),
+        # The opening tag only: the sentence holds the link's words and its "</a>".
+        "portal_link": format_html('<a href="{}" style="color:#0b5cad;">', facts.portal_url),
+    }
 
 
 def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
@@ -309,6 +356,7 @@ def _render(name: str, context: dict[str, Any], *, autoescape: bool) -> str:
     return engine.get_template(name).render(Context(context, autoescape=autoescape))
 
 
+_UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
 _BULLET = re.compile(r"^(\s*(?:[-*•]|\d+\.)\s+|\s+)")
 
 
@@ -319,7 +367,9 @@ def tidy_text(text: str) -> str:
         line = line.rstrip()
         if not line and (not lines or not lines[-1]):
             continue  # no leading or doubled blank lines
-        if len(line) <= TEXT_WIDTH:
+        if len(line) <= TEXT_WIDTH or _UNSPACED.search(line):
+            # Chinese runs its words together: broken only at its rare spaces,
+            # a line reads worse than one the reader's mail program wraps.
             lines.append(line)
             continue
         bullet = _BULLET.match(line)

@@ -63,6 +63,28 @@ class RiderReplyToken(models.Model):
         return f"{self.thread} / {self.employee_id}"
 
 
+class AnswerLink(models.Model):
+    """One rider's link to the answer page of one case, kept only as a SHA-256 of its token.
+
+    The token itself is in the email and nowhere else: a copy of the database
+    cannot answer for a rider. Each email that asks the rider to act gets a
+    link of its own (the first notice, the reminder); every one of them names
+    the same rider and case and stops working when the case closes
+    (``outreach.answer_page``).
+    """
+
+    thread = models.ForeignKey(EmailThread, on_delete=models.CASCADE, related_name="answer_links")
+    employee = models.ForeignKey(Employee, on_delete=models.PROTECT, related_name="answer_links")
+    token_sha256 = models.CharField(max_length=64, unique=True, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name = "answer link"
+
+    def __str__(self) -> str:
+        return f"{self.thread} / {self.employee_id}"
+
+
 class Message(PublicIdModel):
     public_id_prefix = "MSG"
     public_id_field = "message_id"
@@ -138,7 +160,16 @@ class Message(PublicIdModel):
     provider_message_id = models.CharField(max_length=255, blank=True)
     rfc_message_id = models.CharField("Message-ID", max_length=255, blank=True)
     bucket = models.CharField(max_length=16, choices=Bucket.choices, blank=True, default="")
+    # Outbound: the language it was written in. Inbound: the language of the
+    # rider's own words when the detector is sure of it ("" when it is not).
+    language = models.CharField(max_length=8, blank=True, default="")
     bucket_confidence = models.FloatField(null=True, blank=True)
+    # A rider's answer on the answer page: the link it came through and what
+    # was chosen ({"choice": …, "until": …}); the rider's own words are the text.
+    answer_link = models.ForeignKey(
+        AnswerLink, null=True, blank=True, on_delete=models.PROTECT, related_name="answers"
+    )
+    answer = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -180,6 +211,11 @@ class Message(PublicIdModel):
 
     def __str__(self) -> str:
         return self.message_id or "new message"
+
+    @property
+    def page_answer(self) -> dict[str, str] | None:
+        """The rider's answer from the answer page, or None for an email."""
+        return self.answer or None
 
     def readable_text(self) -> str:
         """What a person reads of this email: its text, else its HTML as text. Never markup."""

@@ -21,10 +21,15 @@ from django.db.models import F
 from django.utils import timezone
 
 from cases.lifecycle import flag_case
-from outreach.compose import RenderedEmail, render_email, rider_facts
+from outreach.answer_page import choices_for, issue_link
+from outreach.compose import INITIAL_TEMPLATES, RenderedEmail, render_email, rider_facts
 from outreach.models import EmailThread, Message, RiderReplyToken
+from outreach.rider_language import rider_language
 from poolpatrol.queue import enqueue_send
 from vanpools.models import Employee
+
+# The emails that ask the rider to act carry the answer page's link (plain, and buttons in HTML).
+ASKS_TO_ACT = frozenset({*INITIAL_TEMPLATES.values(), "reminder"})
 
 logger = logging.getLogger(__name__)
 
@@ -81,12 +86,24 @@ def queue_template(
     threading: Threading | None = None,
     **extra: object,
 ) -> Message | None:
-    """Render ``template`` for one rider and queue it; None if the address bounced."""
+    """Render ``template`` for one rider and queue it; None if the address bounced.
+
+    Written in the rider's language (``outreach.rider_language``) unless
+    ``lang`` names one.
+    """
     existing = Message.objects.filter(idempotency_key=key).first()
     if existing:
         return existing
-    rendered = render_email(template, rider_facts(thread.case, employee), **extra)
-    return queue_email(thread, employee, rendered, template=template, key=key, threading=threading)
+    lang = str(extra.pop("lang", "") or rider_language(employee).code)
+    facts = rider_facts(thread.case, employee)
+    if template in ASKS_TO_ACT and not employee.email_undeliverable_at:
+        # A link of its own in each email that asks the rider to act; only its hash is kept.
+        extra.setdefault("answer_url", issue_link(thread, employee))
+        extra.setdefault("answer_choices", choices_for(facts.failed_checks))
+    rendered = render_email(template, facts, lang=lang, **extra)
+    return queue_email(
+        thread, employee, rendered, template=template, key=key, threading=threading, language=lang
+    )
 
 
 def queue_email(
@@ -97,6 +114,7 @@ def queue_email(
     template: str,
     key: str,
     threading: Threading | None = None,
+    language: str = "",
 ) -> Message | None:
     """Store the outbox row for one rider (once per key) and send it after commit."""
     if employee.email_undeliverable_at:
@@ -112,6 +130,7 @@ def queue_email(
                     "direction": Message.Direction.OUTBOUND,
                     "employee": employee,
                     "template": template,
+                    "language": language,
                     "from_email": settings.OUTREACH_FROM_EMAIL,
                     "to": [employee.email],
                     "cc": coordinator_copy(thread),

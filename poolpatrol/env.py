@@ -67,6 +67,23 @@ def env_list(name: str, default: list[str] | None = None) -> list[str]:
     return [item.strip() for item in raw.split(",") if item.strip()]
 
 
+def env_int_map(name: str, *, minimum: int = 0) -> dict[str, int]:
+    """``key=number`` pairs, comma-separated (``cancel_membership=48,review_email=8``)."""
+    values: dict[str, int] = {}
+    for entry in env_list(name):
+        key, sep, raw = entry.partition("=")
+        try:
+            value = int(raw)
+        except ValueError:
+            value = None
+        if not sep or not key.strip() or value is None:
+            raise ImproperlyConfigured(f"{name}: {entry!r} is not key=number")
+        if value < minimum:
+            raise ImproperlyConfigured(f"{name}: {key.strip()}={value} must be at least {minimum}")
+        values[key.strip()] = value
+    return values
+
+
 def env_networks(name: str) -> list[str]:
     """Comma-separated addresses or networks (``10.0.0.5``, ``10.0.0.0/8``, ``::1``)."""
     entries = env_list(name)

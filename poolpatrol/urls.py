@@ -24,6 +24,8 @@ urlpatterns = [
     # outside DEBUG until WEBHOOK_SECRET is set.
     path("anymail/", include(guarded_anymail_urls())),
     path("api/", include("api.urls")),
+    # The riders' answer page: a signed link per rider per case, no login.
+    path("answer/", include("outreach.answer_urls")),
     # The coordinators' dashboard; the review queue is the landing page.
     path("", include("dashboard.urls")),
 ]

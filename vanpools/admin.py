@@ -234,7 +234,7 @@ class EmployeeAdmin(RecordHistoryAdmin, ScopedAdmin):
         "time_type",
         "current_vanpool",
     ]
-    list_filter = ["status", "time_type", "work_site"]
+    list_filter = ["status", "time_type", "preferred_language", "work_site"]
     search_fields = ["employee_id", "first_name", "last_name", "email"]
     list_select_related = ["shift"]
     readonly_fields = ["seats", "home_zip_as_given", "created_at", "updated_at"]
@@ -254,6 +254,16 @@ class EmployeeAdmin(RecordHistoryAdmin, ScopedAdmin):
             },
         ),
         ("Work", {"fields": ["work_site", "shift", "status", "time_type"]}),
+        (
+            "Language",
+            {
+                "fields": ["preferred_language", "requested_language"],
+                "description": "Emails are written in the language the rider asked for by "
+                "reply, else the roster's, else that of the rider's latest reply the "
+                "detector was sure of, else the program's (PROGRAM_LANGUAGE). Clear the "
+                "rider's request to go back to the roster's.",
+            },
+        ),
         (
             "Home",
             {

@@ -11,6 +11,8 @@ from django.core.validators import MaxValueValidator, MinValueValidator, RegexVa
 from django.db import models
 from django.db.models import Q
 
+from poolpatrol.languages import CODES as LANGUAGE_CODES
+from poolpatrol.languages import SHIPPED as SHIPPED_LANGUAGES
 from vanpools.history import tracked
 from vanpools.schedules import (
     ScheduleError,
@@ -29,6 +31,9 @@ employee_id_validator = RegexValidator(
 )
 latitude_validators = [MinValueValidator(-90), MaxValueValidator(90)]
 longitude_validators = [MinValueValidator(-180), MaxValueValidator(180)]
+
+# Rider mail's languages, by the name staff pages use.
+LANGUAGE_CHOICES = [(language.code, language.english_name) for language in SHIPPED_LANGUAGES]
 
 
 def _check_coordinates_paired(lat_field: str, lng_field: str, name: str) -> models.CheckConstraint:
@@ -229,6 +234,22 @@ class Employee(models.Model):
     shift = models.ForeignKey(
         Shift, null=True, blank=True, on_delete=models.PROTECT, related_name="employees"
     )
+    # The language rider mail is written in (outreach.rider_language): the
+    # rider's own request first, then the roster's, then their replies'.
+    preferred_language = models.CharField(
+        max_length=8,
+        choices=LANGUAGE_CHOICES,
+        blank=True,
+        default="",
+        help_text="The roster's language for this employee's emails (blank: not given).",
+    )
+    requested_language = models.CharField(
+        max_length=8,
+        choices=LANGUAGE_CHOICES,
+        blank=True,
+        default="",
+        help_text="The language the rider asked for by reply; it comes before the roster's.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     history = tracked(excluded=["updated_at"])
@@ -237,6 +258,11 @@ class Employee(models.Model):
         ordering = ["employee_id"]
         constraints = [
             _check_coordinates_paired("home_lat", "home_lng", "employee_home_coords_paired"),
+            models.CheckConstraint(
+                condition=Q(preferred_language__in=["", *LANGUAGE_CODES])
+                & Q(requested_language__in=["", *LANGUAGE_CODES]),
+                name="employee_languages_shipped",
+            ),
         ]
         # Data minimisation: without it, staff see a rider's ZIP and distance,
         # never the street address (dashboard and API alike).

@@ -7,6 +7,7 @@ sleeps are recorded instead of slept, and the breaker runs on a fake clock.
 import json
 import runpy
 import socket
+import sys
 import threading
 from decimal import Decimal
 from pathlib import Path
@@ -17,6 +18,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.test import override_settings
 from pydantic import BaseModel, ConfigDict
 
+import poolpatrol.settings_parts
 from agents import llm
 from agents.contracts import SpecialistResult
 from agents.llm import OpenAIClient, get_backend
@@ -608,10 +610,17 @@ def test_retry_after_reads_seconds_and_milliseconds_and_ignores_dates():
 
 
 def load_settings(monkeypatch, tmp_path, **env: str) -> dict:
-    """Run settings.py afresh with this environment (Django loaded it once already)."""
+    """Run settings.py and its groups afresh with this environment (Django loaded them once).
+
+    The groups (poolpatrol/settings_parts/) are modules settings.py imports: they
+    are read again here and put back as they were after the test.
+    """
     monkeypatch.setenv("VAR_DIR", str(tmp_path))
     for name, value in env.items():
         monkeypatch.setenv(name, value)
+    monkeypatch.setattr(poolpatrol, "settings_parts", poolpatrol.settings_parts)
+    for module in [name for name in sys.modules if name.startswith("poolpatrol.settings_parts")]:
+        monkeypatch.delitem(sys.modules, module)
     return runpy.run_path(str(SETTINGS_FILE))
 
 

@@ -7,11 +7,13 @@ as a ``KindDecision`` found through the registry (``caseloop.kinds``).
 """
 
 import logging
-from typing import Any, ClassVar, Generic, TypeVar
+from dataclasses import dataclass
+from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 from django.contrib.auth.models import User
 from django.db import models
 from django.utils import timezone
+from pydantic import BaseModel, ConfigDict, field_validator
 
 from caseloop.audits import AlreadyDecided
 from caseloop.loop.reaudit import has_pending_actions
@@ -31,6 +33,49 @@ class InvalidDecision(ValueError):
     """The decision is missing something or does not fit the action; nothing changed."""
 
 
+class KindEdits(BaseModel):
+    """What a reviewer may change or supply when approving one kind; this base: nothing.
+
+    Each kind with edits subclasses it beside its decision; the API checks an
+    approval's ``edits`` with the action's kind's class and its schema lists
+    each class. Every field is optional but never null and holds no NUL; keys a
+    kind does not read are dropped, as they always were.
+    """
+
+    model_config = ConfigDict(extra="ignore", coerce_numbers_to_str=True, frozen=True)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _given(cls, value: object) -> object:
+        if value is None:
+            raise ValueError("may not be null")
+        if isinstance(value, str) and "\x00" in value:  # no database column takes a NUL
+            raise ValueError("Null characters are not allowed.")
+        return value
+
+    def given(self) -> dict[str, Any]:
+        """The edits the reviewer gave, as the decision reads them."""
+        return self.model_dump(exclude_unset=True)
+
+
+Decision = Literal["approve", "reject"]
+# Every kind's list ends with this: a reason the list lacks, said in the note.
+OTHER = "other"
+
+
+@dataclass(frozen=True)
+class Reason:
+    """Why a person decided a card: one entry of its kind's short list, kept and counted."""
+
+    code: str
+    label: str
+    decision: Decision
+
+
+def other_reason(decision: Decision) -> Reason:
+    return Reason(OTHER, "Other (say why in the note)", decision)
+
+
 class KindDecision(Generic[P]):
     """How a person's decision on one kind is carried out. One subclass per kind.
 
@@ -41,11 +86,40 @@ class KindDecision(Generic[P]):
     """
 
     payload_class: type[P]
+    # What approving it takes from a reviewer (the API checks and documents it).
+    edits_class: ClassVar[type[KindEdits]] = KindEdits
     # Where a rejection is refused outright (a ruling has no "reject").
     rejection_refused: ClassVar[str] = ""
     # The emails counted on the card go where the decision sends the first
     # one (``release_repeats``), rather than being read again.
     repeats_follow_the_decision: ClassVar[bool] = False
+    # Why a person approves or rejects this kind: its short list (``other`` is added).
+    reasons: ClassVar[tuple[Reason, ...]] = ()
+
+    def reasons_for(self, decision: Decision) -> list[Reason]:
+        """The list a person picks from for ``decision``, ``other`` last."""
+        own = [reason for reason in self.reasons if reason.decision == decision]
+        return [*own, other_reason(decision)]
+
+    def check_reason(self, decision: Decision, code: str, note: str) -> None:
+        """A reason must be on the kind's list for that decision; ``other`` needs a note.
+
+        An empty code is allowed (callers from before reasons existed); it is counted as none.
+        """
+        if not code:
+            return
+        codes = [reason.code for reason in self.reasons_for(decision)]
+        if code not in codes:
+            kind = self.payload_class.kind
+            raise InvalidDecision(
+                f"{code!r} is not a reason to {decision} a {kind}; one of: {', '.join(codes)}"
+            )
+        if code == OTHER and not note.strip():
+            raise InvalidDecision("the reason 'other' needs a note saying why")
+
+    def approvals_needed(self) -> int:
+        """How many people must approve before the approval takes effect (four-eyes: 2)."""
+        return 1
 
     def before_deciding(self, action: PendingAction) -> None:
         """Work done before the transaction (a model call must never hold the write lock)."""

@@ -8,16 +8,20 @@ over a reply nobody has read yet (``guard``). Rejecting it closes the case
 ``dismissed``.
 """
 
-from typing import Any
+from typing import Annotated, Any, ClassVar
 
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.db.models import Q
 from django.utils import timezone
+from pydantic import Field, StringConstraints
 
 from caseloop.audits import AlreadyDecided
 from caseloop.kinds.base import (
     InvalidDecision,
     KindDecision,
+    KindEdits,
+    Reason,
     claim,
     record_result,
     row,
@@ -39,8 +43,35 @@ class NewerReplyWaiting(AlreadyDecided):
     """The rider wrote after the proposal and the reply is not read yet: a conflict (409)."""
 
 
+class CancelMembershipEdits(KindEdits):
+    override: bool = Field(False, description="Approve over a failed supervisor review.")
+    override_reason: Annotated[
+        str,
+        StringConstraints(strip_whitespace=True, min_length=1, max_length=2000),
+        Field(description="Why, with override."),
+    ] = ""
+
+
 class CancelMembershipDecision(KindDecision[CancelMembership]):
     payload_class = CancelMembership
+    edits_class: ClassVar[type[KindEdits]] = CancelMembershipEdits
+
+    reasons: ClassVar[tuple[Reason, ...]] = (
+        Reason("still_fails", "The record still fails and nothing explains it", "approve"),
+        Reason("rider_confirmed", "The rider confirmed they no longer fit the van", "approve"),
+        Reason("no_response", "No reply, and the evidence stands on its own", "approve"),
+        Reason("record_fixed", "The record is fixed, or was wrong", "reject"),
+        Reason(
+            "exception_applies",
+            "An exception applies (leave, accommodation, temporary assignment)",
+            "reject",
+        ),
+        Reason("evidence_weak", "The evidence is not strong enough to end a seat", "reject"),
+    )
+
+    def approvals_needed(self) -> int:
+        """CANCELLATION_APPROVALS=2: four-eyes, the second approval from another person."""
+        return int(settings.CANCELLATION_APPROVALS)
 
     def before_deciding(self, action: PendingAction) -> None:
         """Make sure the supervisor has reviewed the case before anyone approves a cancellation.

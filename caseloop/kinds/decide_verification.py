@@ -1,23 +1,36 @@
 """Deciding decide_verification: a ruling per rider; a case still failing goes to its riders.
 
 A ruling cannot be rejected: every rider the rules left undecided gets pass
-or fail (``caseloop.audits.decide_verification`` applies them to the findings).
+or fail (``caseloop.rulings.decide_verification`` applies them to the findings).
 """
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from django.contrib.auth.models import User
+from pydantic import Field
 
-from caseloop.audits import decide_verification
-from caseloop.kinds.base import InvalidDecision, KindDecision
+from caseloop.kinds.base import InvalidDecision, KindDecision, KindEdits, Reason
+from caseloop.rulings import decide_verification
 from cases.kinds import DecideVerification
 from cases.models import Case, PendingAction
 from poolpatrol.queue import enqueue_outreach
 
 
+class DecideVerificationEdits(KindEdits):
+    rulings: dict[str, Literal["pass", "fail"]] = Field(
+        default_factory=dict, description="{employee_id: pass|fail} for each rider asked about."
+    )
+
+
 class DecideVerificationDecision(KindDecision[DecideVerification]):
     payload_class = DecideVerification
+    edits_class: ClassVar[type[KindEdits]] = DecideVerificationEdits
     rejection_refused: ClassVar[str] = "rule pass or fail for each rider instead of rejecting"
+    reasons: ClassVar[tuple[Reason, ...]] = (
+        Reason("records_checked", "Checked against the source records", "approve"),
+        Reason("rider_confirmed", "The rider or their manager confirmed", "approve"),
+        Reason("hr_confirmed", "HR confirmed the schedule or address", "approve"),
+    )
 
     def approve(
         self,

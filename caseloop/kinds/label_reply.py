@@ -1,10 +1,19 @@
 """Deciding label_reply: the reply gets the person's bucket and is acted on as if read so."""
 
-from typing import Any
+from typing import Any, ClassVar
 
 from django.contrib.auth.models import User
+from pydantic import Field, field_validator
 
-from caseloop.kinds.base import InvalidDecision, KindDecision, claim, record_result, row
+from caseloop.kinds.base import (
+    InvalidDecision,
+    KindDecision,
+    KindEdits,
+    Reason,
+    claim,
+    record_result,
+    row,
+)
 from caseloop.loop.buckets import act_on_bucket
 from caseloop.loop.reading import ReplyContext
 from cases.kinds import LabelReply
@@ -14,8 +23,31 @@ from outreach.models import Message
 BUCKETS = tuple(b for b in Message.Bucket.values if b)
 
 
+class LabelReplyEdits(KindEdits):
+    bucket: str = Field(
+        "",
+        description=f"The bucket it belongs in: one of {', '.join(BUCKETS)}.",
+        json_schema_extra={"enum": list(BUCKETS)},
+    )
+
+    @field_validator("bucket")
+    @classmethod
+    def _a_bucket(cls, value: str) -> str:
+        if value not in BUCKETS:
+            raise ValueError(f"{value!r} is not one of: {', '.join(BUCKETS)}")
+        return value
+
+
 class LabelReplyDecision(KindDecision[LabelReply]):
     payload_class = LabelReply
+    edits_class: ClassVar[type[KindEdits]] = LabelReplyEdits
+
+    reasons: ClassVar[tuple[Reason, ...]] = (
+        Reason("reader_right", "The reader's guess was right", "approve"),
+        Reason("reader_wrong", "The reader's guess was wrong; relabelled", "approve"),
+        Reason("not_a_reply", "Not a reply to the audit", "reject"),
+        Reason("needs_contact", "A person must contact the rider first", "reject"),
+    )
 
     def approve(
         self, action: PendingAction, ask: LabelReply, *, by: User, note: str, edits: dict[str, Any]

@@ -5,14 +5,17 @@ names the rider when they can, and the case is told either way. The sender's
 later emails counted on the card follow its decision.
 """
 
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 from django.contrib.auth.models import User
 from django.utils import timezone
+from pydantic import Field, StringConstraints
 
 from caseloop.kinds.base import (
     InvalidDecision,
     KindDecision,
+    KindEdits,
+    Reason,
     claim,
     record_result,
     row,
@@ -28,8 +31,26 @@ from vanpools.models import Employee
 Status = Case.Status
 
 
+_ID = StringConstraints(strip_whitespace=True, min_length=1, max_length=20)
+
+
+class MatchInboundEdits(KindEdits):
+    thread: Annotated[str, _ID, Field(description="The thread it belongs to (THREAD-…).")] = ""
+    employee_id: Annotated[
+        str, _ID, Field(description="The rider who wrote it, when the sender is not on file.")
+    ] = ""
+
+
 class MatchInboundDecision(KindDecision[MatchInbound]):
     payload_class = MatchInbound
+    edits_class: ClassVar[type[KindEdits]] = MatchInboundEdits
+
+    reasons: ClassVar[tuple[Reason, ...]] = (
+        Reason("same_sender", "The sender is a rider on that case", "approve"),
+        Reason("content_matches", "The email is about that case", "approve"),
+        Reason("unrelated", "Not about any case", "reject"),
+        Reason("automated", "Spam or automated mail", "reject"),
+    )
     # The card's later emails are the same sender's: they go where the first one went.
     repeats_follow_the_decision: ClassVar[bool] = True
 

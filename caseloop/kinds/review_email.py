@@ -1,13 +1,16 @@
 """Deciding review_email: send the draft (as edited) on the rider's thread, or drop it."""
 
-from typing import Any
+from typing import Annotated, Any, ClassVar
 
 from django.contrib.auth.models import User
 from django.utils.html import escape, linebreaks
+from pydantic import AfterValidator, Field, StringConstraints
 
 from caseloop.kinds.base import (
     InvalidDecision,
     KindDecision,
+    KindEdits,
+    Reason,
     claim,
     record_result,
     resume_waiting,
@@ -22,8 +25,39 @@ from outreach.subjects import SubjectError, clean_subject
 from vanpools.models import Employee
 
 
+def _one_line(subject: str) -> str:
+    try:
+        clean_subject(subject)
+    except SubjectError as exc:
+        raise ValueError(str(exc)) from None
+    return subject
+
+
+class ReviewEmailEdits(KindEdits):
+    subject: Annotated[
+        str,
+        StringConstraints(strip_whitespace=True, min_length=1, max_length=200),
+        AfterValidator(_one_line),
+        Field(description="The subject to send instead of the draft's."),
+    ] = ""
+    text: Annotated[
+        str,
+        StringConstraints(strip_whitespace=True, min_length=1, max_length=20000),
+        Field(description="The body to send instead of the draft's."),
+    ] = ""
+
+
 class ReviewEmailDecision(KindDecision[ReviewEmail]):
     payload_class = ReviewEmail
+    edits_class: ClassVar[type[KindEdits]] = ReviewEmailEdits
+
+    reasons: ClassVar[tuple[Reason, ...]] = (
+        Reason("as_drafted", "The draft answers the rider as written", "approve"),
+        Reason("edited", "The draft needed edits; sent as edited", "approve"),
+        Reason("wrong_answer", "The draft is wrong or could mislead", "reject"),
+        Reason("answered_elsewhere", "Answered another way (phone, in person)", "reject"),
+        Reason("no_answer_needed", "The rider needs no answer", "reject"),
+    )
 
     def approve(
         self, action: PendingAction, ask: ReviewEmail, *, by: User, note: str, edits: dict[str, Any]

@@ -9,6 +9,8 @@ contract in pyproject.toml holds the order):
 
 - ``deadlines``: the sweep: reminders, re-audits at the deadline, send retries.
 - ``inbound``: a stored reply claimed once, read, and routed (to a person, or on).
+- ``languages``: a reply that only names a language: the rider's choice kept,
+  their latest letter written again in it.
 - ``buckets``: what each kind of reply leads to (the design's table), and the
   cards that ask a person to read or approve.
 - ``reaudit``: audit again and move the case on; ``enter_pre_cancel`` asks for

@@ -12,7 +12,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from audit.decide import ALL_CHECKS
-from caseloop.loop.reading import ReplyContext, reply_language
+from caseloop.loop.reading import ReplyContext
 from caseloop.loop.reaudit import has_pending_actions, reaudit
 from caseloop.loop.writing import AGENT, give_more_time, thread_for
 from cases.kinds import CancelMembership, HoldingReply, LabelReply, ReviewEmail
@@ -20,9 +20,10 @@ from cases.lifecycle import Actor, lock_case, request_review, transition
 from cases.models import Case, PendingAction
 from outreach.compose import render_email, rider_facts
 from outreach.inbound import reply_collapse_key
-from outreach.replies.answers import answer_question, question_language
+from outreach.replies.answers import answer_question
 from outreach.replies.classify import ReplyClassification
 from outreach.replies.own_words import strip_quoted
+from outreach.rider_language import rider_language
 from outreach.sending import answer_threading, queue_template
 
 logger = logging.getLogger(__name__)
@@ -62,7 +63,9 @@ def ask_for_label(ctx: ReplyContext, result: ReplyClassification, *, why: str) -
     if result.bucket == "escalation":
         return hold_for_review(ctx)
     holding = render_email(
-        "holding_reply", rider_facts(ctx.case, ctx.employee), lang=reply_language(ctx.message)
+        "holding_reply",
+        rider_facts(ctx.case, ctx.employee),
+        lang=rider_language(ctx.employee).code,
     )
     request_review(
         ctx.case,
@@ -126,8 +129,10 @@ def withdraw_cancellations(ctx: ReplyContext, *, to_status: str) -> ReplyContext
 def hold_for_review(ctx: ReplyContext) -> str:
     """Draft a reply a coordinator approves, edits or rejects before it goes out."""
     facts = rider_facts(ctx.case, ctx.employee)
-    # In the rider's language: a Spanish reply is answered in Spanish.
-    draft = render_email("holding_reply", facts, lang=reply_language(ctx.message))
+    # In the rider's language (outreach.rider_language): a reply in Spanish
+    # makes it Spanish unless the rider or the roster chose another.
+    lang = rider_language(ctx.employee).code
+    draft = render_email("holding_reply", facts, lang=lang)
     request_review(
         ctx.case,
         ReviewEmail(
@@ -154,16 +159,17 @@ def answer(ctx: ReplyContext) -> str:
     case = give_more_time(ctx.case, f"answering the question in {ctx.message.message_id}")
     question = strip_quoted(ctx.message.text_body)
     facts = rider_facts(case, ctx.employee)
-    # The email is in the question's language; answer_question picks the same
-    # one from the same words, so paragraphs and letter always agree.
+    # The rider's language (the question's own, once read, unless the rider or
+    # the roster chose another): the paragraphs and the letter in the same one.
+    lang = rider_language(ctx.employee).code
     queue_template(
         thread_for(case),
         ctx.employee,
         "answer",
         key=f"{case.case_id}:answer:{ctx.message.message_id}",
         threading=answer_threading(ctx.message),
-        answer_paragraphs=answer_question(question, facts),
+        answer_paragraphs=answer_question(question, facts, lang),
         question_excerpt=question,
-        lang=question_language(question),
+        lang=lang,
     )
     return "answered"

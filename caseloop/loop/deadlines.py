@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from audit.decide import ALL_CHECKS
 from caseloop.loop.inbound import read_waiting_replies
+from caseloop.loop.languages import REQUEST_KEY
 from caseloop.loop.reaudit import reaudit
 from caseloop.loop.writing import AGENT, flagged_riders, thread_for
 from cases.kinds import LabelReply
@@ -96,10 +97,15 @@ def send_reminders(now: datetime) -> int:
 
 def _has_replied(thread: EmailThread, employee: Employee) -> bool:
     # Their own reply, not their out-of-office: an auto-reply says they are away,
-    # which is a reason to remind them, not to stop.
-    return Message.objects.filter(
-        thread=thread,
-        employee=employee,
-        direction=Message.Direction.INBOUND,
-        kind=Message.Kind.REPLY,
-    ).exists()
+    # which is a reason to remind them, not to stop. Nor a reply that only
+    # asked for another language: the letter it got back asks the same again.
+    return (
+        Message.objects.filter(
+            thread=thread,
+            employee=employee,
+            direction=Message.Direction.INBOUND,
+            kind=Message.Kind.REPLY,
+        )
+        .exclude(classification__has_key=REQUEST_KEY)
+        .exists()
+    )

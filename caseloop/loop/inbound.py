@@ -20,15 +20,28 @@ from caseloop.loop.buckets import (
     label_payload,
     withdraw_cancellations,
 )
-from caseloop.loop.reading import Reading, ReplyContext, mark_processed, read_reply, recorded
-from caseloop.loop.reaudit import only_readings_pending
+from caseloop.loop.languages import asked_language, honour_language_request, request_reading
+from caseloop.loop.reading import (
+    GIVE_UP_SEAT,
+    Reading,
+    ReplyContext,
+    is_answer,
+    mark_processed,
+    read_reply,
+    recorded,
+)
+from caseloop.loop.reaudit import only_readings_pending, propose_own_cancellation
 from caseloop.loop.writing import AGENT
 from cases.kinds import CancelMembership
 from cases.lifecycle import lock_case, record_event, request_review
 from cases.models import Case, PendingAction
 from outreach.inbound import reply_collapse_key
 from outreach.models import Message
-from outreach.replies.classify import CLASSIFICATION_FAILED, MODEL_UNAVAILABLE
+from outreach.replies.classify import (
+    CLASSIFICATION_FAILED,
+    MODEL_UNAVAILABLE,
+    ReplyClassification,
+)
 from poolpatrol.logcontext import log_context
 
 logger = logging.getLogger(__name__)
@@ -63,7 +76,9 @@ def process_inbound(message_pk: int) -> str:
     candidate = _claimable(message_pk).select_related("thread__case").first()
     if candidate is None:
         return "skipped"
-    reading = None if _earlier_reply_waiting(candidate) else read_reply(candidate)
+    # A reply that only names a language is not read (caseloop.loop.languages).
+    skip = _earlier_reply_waiting(candidate) or asked_language(candidate)
+    reading = None if skip else read_reply(candidate)
     with transaction.atomic():
         if _claimable(message_pk).update(processed_at=timezone.now()) != 1:
             return "skipped"  # another worker read it meanwhile; this reading is dropped
@@ -83,17 +98,45 @@ def process_inbound(message_pk: int) -> str:
 
 def _act_on_reply(ctx: ReplyContext, reading: Reading | None) -> str:
     message = ctx.message
+    asked = asked_language(message)
     if ctx.case.status == Status.CLOSED:
-        return _after_closing(ctx, reading or read_reply(message))
+        outcome = _after_closing(ctx, reading or read_reply(message))
+        if asked:
+            honour_language_request(ctx, asked)
+        return outcome
     earlier = _earlier_reply_waiting(message)
     if earlier is not None:
         # Replies on a case are read in the order they came: this one waits behind it.
         return _wait_for_model(message, f"an earlier reply ({earlier.message_id}) waits")
+    if asked:
+        return _on_language_request(ctx, asked)
     result = recorded(reading or read_reply(message), message, ctx.case)
     if result.failure == MODEL_UNAVAILABLE:
         return _wait_for_model(message, result.reasoning)
     escalated_before = _had_escalation(ctx.case, message)
     mark_processed(message, result)
+    to_a_person = _to_a_person_first(ctx, result, escalated_before=escalated_before)
+    if to_a_person:
+        return to_a_person
+    if result.failure == CLASSIFICATION_FAILED:
+        return ask_for_label(ctx, result, why="the model's answer was unusable twice")
+    if result.hitl and result.bucket != "escalation":
+        if is_answer(result):
+            why = result.reasoning
+        elif result.possible_escalation:
+            why = "it may be an escalation"
+        else:
+            why = "the reader was not confident"
+        return ask_for_label(ctx, result, why=why)
+    if result.rule == GIVE_UP_SEAT:
+        return propose_own_cancellation(ctx, why=result.reasoning)
+    return act_on_bucket(ctx, result.bucket, actor=AGENT)
+
+
+def _to_a_person_first(
+    ctx: ReplyContext, result: ReplyClassification, *, escalated_before: bool
+) -> str:
+    """Whatever the reply says, these go to a person; '' when none applies."""
     if ctx.case.status == Status.PRE_CANCEL or _cancellation_waiting(ctx.case):
         # Product rule: whatever the reply says, nothing is cancelled over the
         # rider's newer words without a person reading them. The waiting
@@ -109,16 +152,20 @@ def _act_on_reply(ctx: ReplyContext, reading: Reading | None) -> str:
         # ruling); this reply joins the queue rather than moving the case under
         # their feet.
         return ask_for_label(ctx, result, why="the case is already waiting for a person")
-    if result.failure == CLASSIFICATION_FAILED:
-        return ask_for_label(ctx, result, why="the model's answer was unusable twice")
-    if result.hitl and result.bucket != "escalation":
-        why = (
-            "it may be an escalation"
-            if result.possible_escalation
-            else "the reader was not confident"
-        )
-        return ask_for_label(ctx, result, why=why)
-    return act_on_bucket(ctx, result.bucket, actor=AGENT)
+    return ""
+
+
+def _on_language_request(ctx: ReplyContext, language: str) -> str:
+    """A reply that only names a language: honoured at once, and otherwise a reply like any.
+
+    It is not read for a bucket; where any reply would go to a person, so does
+    this one (with the request said on the card).
+    """
+    escalated_before = _had_escalation(ctx.case, ctx.message)
+    mark_processed(ctx.message)
+    honour_language_request(ctx, language)
+    reading = request_reading(language)
+    return _to_a_person_first(ctx, reading, escalated_before=escalated_before) or "language_changed"
 
 
 def _earlier_reply_waiting(message: Message) -> Message | None:

@@ -144,6 +144,60 @@ def enter_pre_cancel(case: Case, *, why: str) -> Case:
     return case
 
 
+def propose_own_cancellation(reply: ReplyContext, *, why: str) -> str:
+    """The rider asked to give up their seat: propose ending it, for a person to approve.
+
+    The proposal records that the request is the rider's own (``requested_by``
+    names their answer), so the card says so and the supervisor's review
+    reads it; approving is the usual one click. Only this rider's seat is
+    proposed: co-riders still flagged are decided as before, after a person
+    has decided this one (the case waits in ``pre_cancel``).
+    """
+    case, employee = reply.case, reply.employee
+    rider = next((r for r in flagged_riders(case) if r.employee_id == employee.pk), None)
+    if rider is None:
+        # Not flagged (any more): nothing of theirs is proposed; a person reads it.
+        request_review(
+            case,
+            LabelReply(
+                suggested_bucket="update",
+                confidence=1.0,
+                reasoning=why,
+                why=f"{why}; the rider is not flagged on this case",
+                employee_id=employee.employee_id,
+            ),
+            message=reply.message,
+            actor=AGENT,
+            note=f"answer {reply.message.message_id}: the rider asked to give up their seat",
+        )
+        return "label_requested"
+    with transaction.atomic():
+        note = f"the rider asked to give up their seat ({reply.message.message_id})"
+        case = transition(case, Status.PRE_CANCEL, actor=AGENT, note=note, reply_deadline=None)
+        request_review(
+            case,
+            CancelMembership(
+                employee_id=employee.employee_id,
+                vanpool_id=case.vanpool.vanpool_id,
+                failed_checks=failing_checks(case, employee.employee_id),
+                reason=case.meta.get("reason", ""),
+                details=case.meta.get("details", ""),
+                reaudit_count=case.reaudit_count,
+                why=why,
+                requested_by=reply.message.message_id,
+            ),
+            rider=rider,
+            message=reply.message,
+            actor=AGENT,
+            note=note,
+            hold_in=None,
+        )
+        entry = latest_pre_cancel_event(case)
+        if entry is not None:
+            enqueue_supervisor_review(entry.pk)
+    return "cancellation_requested"
+
+
 def only_readings_pending(case: Case) -> bool:
     """All a person is asked on this case is how to read earlier replies.
 

@@ -1,7 +1,8 @@
 """Checks of the riders' replies: each one read and acted on, none waiting for a person."""
 
 from caseloop.supervisor.package import Issue, Package
-from cases.kinds import ReviewEmail
+from cases.kinds import CancelMembership, ReviewEmail
+from cases.models import PendingAction
 from outreach.models import Message
 
 
@@ -27,11 +28,23 @@ def check_replies(package: Package) -> list[Issue]:
 
 
 def _waiting_for_a_person(package: Package, message: Message) -> str:
-    waiting = [a for a in package.actions if a.message_id == message.pk and a.status == "pending"]
+    waiting = [
+        a
+        for a in package.actions
+        if a.message_id == message.pk and a.status == "pending" and not _asks_for(a, message)
+    ]
     return f"waits for a person ({waiting[0].get_kind_display()})" if waiting else ""
 
 
+def _asks_for(action: PendingAction, message: Message) -> bool:
+    """The action is the cancellation this reply asked for (the rider gave up the seat)."""
+    ask = action.ask
+    return isinstance(ask, CancelMembership) and ask.requested_by == message.message_id
+
+
 def _reply_problem(package: Package, message: Message) -> str:
+    if any(_asks_for(a, message) for a in package.actions if a.status == "pending"):
+        return ""  # acted on: the proposal under review is what the rider asked for
     if message.status == Message.Status.RECEIVED or not message.bucket:
         return "has not been classified"
     if message.bucket == Message.Bucket.QUESTION and not _answered(package, message):

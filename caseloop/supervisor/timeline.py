@@ -10,7 +10,8 @@ from django.conf import settings
 from django.utils import timezone
 
 from caseloop.supervisor.package import Issue, Package
-from cases.models import Case, CaseEvent
+from cases.kinds import CancelMembership
+from cases.models import Case, CaseEvent, PendingAction
 from outreach.models import Message
 
 # The deadline is set as the letters are written, a moment before the outbox
@@ -27,9 +28,27 @@ def _delivered(message: Message) -> bool:
     )
 
 
+def own_requests(package: Package) -> set[str]:
+    """Riders whose waiting cancellation is their own request (on the answer page).
+
+    The waiting period and the deadline re-audit protect a rider from losing a
+    seat before they could answer; a rider who answered by asking to give it
+    up is owed neither. Everything else (the letter delivered, the evidence)
+    is still checked.
+    """
+    return {
+        ask.employee_id
+        for action in package.actions
+        if action.status == PendingAction.Status.PENDING
+        and isinstance(ask := action.ask, CancelMembership)
+        and ask.requested_by
+    }
+
+
 def check_timeline(package: Package) -> list[Issue]:
     """Outreach, a deadline, the full waiting period and the re-audits the policy requires."""
     issues = []
+    requested = own_requests(package)
     wait = dt.timedelta(days=settings.REPLY_WAIT_DAYS)
     first_delivered: list[dt.datetime] = []
     for employee_id in package.flagged:
@@ -64,7 +83,7 @@ def check_timeline(package: Package) -> list[Issue]:
         else:
             first_delivered.append(delivered[0])
             waited = package.now - delivered[0]
-            if waited + SEND_GRACE < wait:
+            if waited + SEND_GRACE < wait and employee_id not in requested:
                 issues.append(
                     Issue(
                         "timeline",
@@ -82,7 +101,14 @@ def check_timeline(package: Package) -> list[Issue]:
                 "missing_section", "high", "No reply deadline was ever set on the case.", "timeline"
             )
         )
-    issues += _reaudit_issues(package, min(first_delivered, default=None))
+    pending = {
+        ask.employee_id
+        for action in package.actions
+        if action.status == PendingAction.Status.PENDING
+        and isinstance(ask := action.ask, CancelMembership)
+    }
+    if not pending or not pending <= requested:
+        issues += _reaudit_issues(package, min(first_delivered, default=None))
     return issues
 
 

@@ -295,7 +295,7 @@ def test_an_event_is_exactly_one_thing():
         "reply": {"from": "E", "text": "t"},
     }
     broken = {**SMALL, "stories": [{"title": "x", "events": [both]}]}
-    with pytest.raises(ValidationError, match="exactly one of roster, reply or decide"):
+    with pytest.raises(ValidationError, match="exactly one of roster, reply, answer or decide"):
         Scenario.model_validate(broken)
 
 
@@ -396,3 +396,28 @@ def test_a_label_the_reader_did_not_need_is_skipped_but_a_missing_cancellation_i
     cancel = Decision(employee_id="EMP-1", action="cancel_membership", decision="approve")
     with pytest.raises(ScenarioError, match="no cancel_membership is waiting for EMP-1"):
         decide(cancel)
+
+
+def test_a_rider_answers_on_the_page_through_the_link_in_their_email(small_program):
+    """The quarter's riders may answer on the answer page: the same reply loop acts on it."""
+    stories = json.loads(json.dumps(SMALL["stories"]))
+    fixed = next(s for s in stories if s["title"] == "fixed: resolved without a person")
+    fixed["events"][1] = {
+        "weeks_ago": 3,
+        "day": "Tue",
+        "at": "12:05",
+        "answer": {"from": "EMP-9002", "choice": "address_updated"},
+    }
+    result = build_history(Scenario.model_validate({**SMALL, "stories": stories}))
+
+    assert (result.opened, result.resolved) == (3, 1)
+    answer = Message.objects.get(answer_link__isnull=False)
+    assert (answer.employee.employee_id, answer.bucket, answer.status) == (
+        "EMP-9002",
+        "update",
+        "processed",
+    )
+    assert answer.answer["choice"] == "address_updated"
+    resolved = Case.objects.get(outcome="resolved")
+    assert answer.thread.case == resolved
+    assert not resolved.events.filter(actor_user__isnull=False).exists()

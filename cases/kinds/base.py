@@ -37,6 +37,9 @@ class ReviewPayload(BaseModel):
     # A case status this kind is decided in only: a card left waiting when the
     # case moves on is superseded (``lifecycle.transition``). None: any status.
     decided_only_in: ClassVar[str | None] = None
+    # Hours a person has to decide a card of this kind before it is overdue;
+    # REVIEW_SLA_HOURS overrides it per kind (cases.desk.sla).
+    sla_hours: ClassVar[int] = 48
 
     # Later asks with the same collapse key, counted on this card (request_review).
     repeats: int = Field(default=0, ge=0)

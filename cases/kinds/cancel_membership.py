@@ -12,6 +12,8 @@ class CancelMembership(ReviewPayload):
 
     kind: ClassVar[str] = "cancel_membership"
     label: ClassVar[str] = "cancel membership"
+    # Hours to decide before the card is overdue: a seat waits on it.
+    sla_hours: ClassVar[int] = 72
     asked_with: ClassVar[frozenset[str]] = frozenset({"employee_id", "failed_checks", "why"})
     # Proposed on evidence gathered for pre_cancel: once the case moves on, it is stale.
     decided_only_in: ClassVar[str | None] = "pre_cancel"
@@ -26,6 +28,9 @@ class CancelMembership(ReviewPayload):
     reaudit_count: int = Field(default=0, ge=0)
     # Why the case reached pre_cancel ("no reply by the deadline…").
     why: str = ""
+    # The rider's own answer asking to give up the seat (a message ID), when
+    # the proposal is their request rather than the loop's.
+    requested_by: str = ""
 
     def about(self) -> str:
         return self.employee_id

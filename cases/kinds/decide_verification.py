@@ -13,6 +13,8 @@ class DecideVerification(ReviewPayload):
 
     kind: ClassVar[str] = "decide_verification"
     label: ClassVar[str] = "decide verification"
+    # Hours to decide before the card is overdue: the case cannot move until a person rules.
+    sla_hours: ClassVar[int] = 48
     asked_with: ClassVar[frozenset[str]] = frozenset({"checks", "riders"})
 
     checks: list[str] = Field(default_factory=list)
@@ -21,7 +23,7 @@ class DecideVerification(ReviewPayload):
     audit_date: dt.date | None = None
     details: str = ""
     # employee_id → check → the fact the rules could not use (schedule text, ZIP…):
-    # a ruling stands while it is unchanged (caseloop.audits.with_standing_rulings).
+    # a ruling stands while it is unchanged (caseloop.rulings.with_standing_rulings).
     inputs: dict[str, dict[str, str]] = Field(default_factory=dict)
 
     def employee_ids(self) -> frozenset[str]:

@@ -21,6 +21,8 @@ class LabelReply(ReviewPayload):
 
     kind: ClassVar[str] = "label_reply"
     label: ClassVar[str] = "label reply"
+    # Hours to decide before the card is overdue: a rider wrote and waits for an answer.
+    sla_hours: ClassVar[int] = 24
 
     # "" when the reader had no guess (a flood of emails is not read at all).
     suggested_bucket: str = ""

@@ -12,6 +12,8 @@ class MatchInbound(ReviewPayload):
 
     kind: ClassVar[str] = "match_inbound"
     label: ClassVar[str] = "match inbound email"
+    # Hours to decide before the card is overdue: an email nobody has matched to a thread yet.
+    sla_hours: ClassVar[int] = 48
 
     reason: str = ""
     # Stored under "from" (the email's From).

@@ -10,6 +10,8 @@ class ReviewEmail(ReviewPayload):
 
     kind: ClassVar[str] = "review_email"
     label: ClassVar[str] = "review email"
+    # Hours to decide before the card is overdue: a drafted answer to a rider waits to be sent.
+    sla_hours: ClassVar[int] = 24
     asked_with: ClassVar[frozenset[str]] = frozenset({"employee_id", "subject", "text"})
 
     employee_id: str = ""

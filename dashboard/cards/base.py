@@ -6,16 +6,21 @@ and a ``body`` partial), its decision form, and gathers what its cards show
 for a page of actions in a fixed number of queries.
 """
 
+import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, TypeVar
 
 from django.db.models import Model, QuerySet
+from django.utils import timezone
 
 from caseloop.kinds import decision_for
+from caseloop.kinds.base import Reason
+from cases.desk import Holder, due_at, holder
 from cases.kinds import ReviewPayload
 from cases.models import PendingAction, Verification
 from dashboard.case_forms import DecisionForm
 from dashboard.queries import newest_verifications
+from outreach.rider_language import WordsLanguage, words_language
 from vanpools.scope import visible
 
 P = TypeVar("P", bound=ReviewPayload)
@@ -45,6 +50,14 @@ class PageReads:
         return visible(rows, self.viewer)
 
 
+def hours_text(delta: dt.timedelta) -> str:
+    """A duration in whole days and hours ("1 d 2 h", "5 h"; under an hour: "< 1 h")."""
+    hours = int(delta.total_seconds() // 3600)
+    if hours < 1:
+        return "< 1 h"
+    return f"{hours // 24} d {hours % 24} h" if hours >= 24 else f"{hours} h"
+
+
 @dataclass
 class Card:
     """Everything one queue card shows about its action; a kind's card adds its own."""
@@ -58,6 +71,39 @@ class Card:
     def ask(self) -> ReviewPayload:
         """What the person is asked, typed by the action's kind (templates read this)."""
         return self.action.ask
+
+    @property
+    def due(self) -> dt.datetime:
+        """When the card is due: its kind's SLA after it was asked for (cases.desk)."""
+        return due_at(self.action)
+
+    @property
+    def overdue(self) -> bool:
+        return self.due <= timezone.now()
+
+    @property
+    def due_text(self) -> str:
+        """ "due in 5 h" or "overdue 1 d 2 h": the card's chip."""
+        left = self.due - timezone.now()
+        return (
+            f"overdue {hours_text(-left)}"
+            if left <= dt.timedelta(0)
+            else f"due in {hours_text(left)}"
+        )
+
+    @property
+    def holder(self) -> Holder | None:
+        """Who said "I'm on it", while the claim holds (``claimed_by`` is joined in)."""
+        return holder(self.action)
+
+    @property
+    def reason_label(self) -> str:
+        """The decision's reason as its kind's list words it (the code, if no list has it)."""
+        decision = decision_for(self.action)
+        for reason in decision.reasons_for("approve") + decision.reasons_for("reject"):
+            if reason.code == self.action.reason:
+                return reason.label
+        return self.action.reason
 
     @property
     def title_template(self) -> str:
@@ -93,6 +139,11 @@ class Card:
         return self.action.message.readable_text() if self.action.message is not None else ""
 
     @property
+    def message_language(self) -> WordsLanguage | None:
+        """The language of the message's words when not English: the card names it."""
+        return words_language(self.action.message) if self.action.message is not None else None
+
+    @property
     def employee_id(self) -> str:
         action = self.action
         if action.rider is not None:
@@ -119,4 +170,13 @@ class CardKind(Generic[P]):
         return [Card(action, self) for action in actions]
 
     def form(self, action: PendingAction, data: Any = None) -> DecisionForm:
-        return self.form_class(data)
+        return self.form_class(data, reasons=reasons_offered(action))
+
+
+def reasons_offered(action: PendingAction) -> dict[str, list[Reason]]:
+    """The reasons a card offers for each decision: its kind's lists (caseloop/kinds/<kind>.py)."""
+    decision = decision_for(action)
+    return {
+        "approve": decision.reasons_for("approve"),
+        "reject": [] if decision.rejection_refused else decision.reasons_for("reject"),
+    }

@@ -7,7 +7,7 @@ from django import forms
 
 from cases.kinds import DecideVerification
 from cases.models import PendingAction
-from dashboard.cards.base import Card, CardKind, PageReads
+from dashboard.cards.base import Card, CardKind, PageReads, reasons_offered
 from dashboard.case_forms import DecisionForm
 from dashboard.queries import EvidenceItem, rider_evidence
 
@@ -64,4 +64,6 @@ class DecideVerificationCard(CardKind[DecideVerification]):
 
     def form(self, action: PendingAction, data: Any = None) -> DecisionForm:
         riders = sorted(action.ask_as(DecideVerification).riders)
-        return VerificationRulingForm(data, riders=riders, prefix=None)
+        return VerificationRulingForm(
+            data, riders=riders, prefix=None, reasons=reasons_offered(action)
+        )

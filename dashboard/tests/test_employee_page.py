@@ -146,3 +146,24 @@ def test_the_employee_page_queries_do_not_grow_with_history(
         response = client.get(reverse("employee-detail", args=["EMP-7"]))
     assert response.status_code == 200
     assert response.content.decode().count("cancelled") >= history
+
+
+@pytest.mark.parametrize(
+    ("fields", "shown"),
+    [
+        ({"preferred_language": "vi"}, "Vietnamese (from the roster)"),
+        (
+            {"preferred_language": "vi", "requested_language": "en"},
+            "English (the rider asked for it by reply)",
+        ),
+        ({}, "English (the program&#x27;s default)"),
+    ],
+)
+def test_the_page_says_which_language_the_rider_is_written_to_in(
+    client, coordinator, fields, shown
+):
+    EmployeeFactory(employee_id="EMP-8", **fields)
+    html = page(client, coordinator, "EMP-8").content.decode()
+    assert shown in html
+    if "requested_language" in fields:
+        assert "(roster: Vietnamese)" in html

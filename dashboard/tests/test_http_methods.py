@@ -15,6 +15,7 @@ SERVES = {
     "favicon": "GET",
     "action-card": "GET",
     "action-decide": "POST",
+    "action-claim": "POST",
     "case-list": "GET",
     "case-detail": "GET",
     "case-ask": "POST",

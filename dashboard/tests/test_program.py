@@ -189,8 +189,9 @@ def test_the_program_page_queries_do_not_grow_with_cases(
     start_audit_run([VanpoolFactory().vanpool_id for _ in range(size)], chunk_size=1, queue="q")
     client.force_login(coordinator)
 
-    # 15 for the figures, 2 for the weekly trend (opened, closed): none per case.
-    with django_assert_max_num_queries(17):
+    # 15 for the figures, 2 for the weekly trend (opened, closed), 2 for the review
+    # desk (time to decide; waiting, overdue and reasons): none per case.
+    with django_assert_max_num_queries(19):
         assert client.get(reverse("program")).status_code == 200
 
 
@@ -205,3 +206,21 @@ def test_the_program_page_shows_how_far_the_last_audit_run_has_got(client, coord
 
     assert f"Audit run {audit_run.pk}" in html
     assert "1 of 3 chunks done, 0 failed, 0 running, 2 waiting" in html
+
+
+def test_the_median_time_to_resolution_is_read_through_its_index():
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    if connection.vendor != "sqlite":
+        pytest.skip("the query plan checked is SQLite's")  # PostgreSQL plans by table size
+    for days in (1, 3, 8):
+        closed(took=dt.timedelta(days=days))
+    with CaptureQueriesContext(connection) as captured:
+        program.median_time_to_resolution()
+    middle = captured.captured_queries[-1]["sql"]
+    with connection.cursor() as cursor:
+        cursor.execute(f"EXPLAIN QUERY PLAN {middle}")
+        plan = " ".join(str(row[-1]) for row in cursor.fetchall())
+    assert "case_resolution_time_idx" in plan
+    assert "TEMP B-TREE" not in plan

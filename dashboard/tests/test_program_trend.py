@@ -111,14 +111,22 @@ def test_a_weeks_automation_rate_counts_as_the_headline_does(coordinator):
 
 
 @pytest.mark.django_db
-def test_the_series_takes_two_queries_however_many_cases(django_assert_num_queries):
+def test_the_series_and_the_headline_take_three_queries_however_many_cases(
+    django_assert_num_queries,
+):
     for n in range(30):
         case(at(weeks_ago(n % 12)), closed=at(weeks_ago(n % 12, day=3)) if n % 2 else None)
+    case(at(weeks_ago(40)), closed=at(weeks_ago(30)))  # closed before the trend's weeks
 
-    with django_assert_num_queries(2):
-        weeks = program.weekly_trend()
+    # Openings by week; closings by week and outcome; the closings a person decided.
+    with django_assert_num_queries(3):
+        by_week = program.closed_by_week(program.trend_mondays())
+        weeks = program.weekly_trend(by_week=by_week)
+        headline = program.closed_cases(by_week)
 
     assert sum(week.opened for week in weeks) == 30
+    assert sum(week.closed.closed for week in weeks) == 15
+    assert headline.closed == 16  # the older one counts in the headline, not in a week
 
 
 # --- The chart ------------------------------------------------------------------------------

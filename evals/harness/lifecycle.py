@@ -17,6 +17,7 @@ from typing import Any
 from unittest import mock
 
 from django.contrib.auth import get_user_model
+from django.core import mail
 from django.core.management.color import no_style
 from django.db import connection
 from django.test.utils import override_settings
@@ -24,6 +25,7 @@ from django.utils import timezone
 
 from cases.kinds import CancelMembership
 from evals.harness.evidence import checked, policy_evidence, specialist_evidence
+from evals.harness.lifecycle_answers import apply_answer
 from evals.harness.lifecycle_format import LIFECYCLE_START, expected_lifecycle, parse_offset
 from evals.harness.lifecycle_mail import bounce_bytes, reply_bytes
 from evals.harness.records import leave_spans, point, shift_fields, stored_zip, weekly
@@ -66,6 +68,8 @@ class Scenario:
     errors: list[str] = field(default_factory=list)
     answers: list[tuple[str, list[str], Any]] = field(default_factory=list)
     replies: int = 0
+    answered: int = 0
+    skipped_decisions: int = 0
 
 
 def run_lifecycle_case(case: dict[str, Any]) -> CaseResult:
@@ -78,6 +82,7 @@ def run_lifecycle_case(case: dict[str, Any]) -> CaseResult:
         override_settings(EMAIL_BACKEND="django.core.mail.backends.locmem.EmailBackend"),
         run_inline(),
     ):
+        mail.outbox = []  # the links a rider answers with are this scenario's own
         scenario = Scenario(case, case["program"]["vanpool"]["id"], _build_program(case))
         with _recording_answers(scenario):
             for index, event in enumerate(case["events"]):
@@ -188,12 +193,32 @@ def _apply(scenario: Scenario, event: dict[str, Any]) -> None:
             ),
             provider="evaluate",
         )
+    elif kind == "answer":
+        _answer(scenario, event)
     elif kind == "bounce":
         receive_raw(bounce_bytes(event, case_id=scenario.case["id"]), provider="evaluate")
     elif kind == "record_change":
         _change_record(event)
     elif kind == "decide":
         _decide(scenario, event)
+
+
+def _answer(scenario: Scenario, event: dict[str, Any]) -> None:
+    """A rider's choice on the answer page; one the page would not take is written instead."""
+    from caseloop.loop.writing import failing_checks
+    from cases.models import Case
+
+    case = Case.objects.filter(vanpool__vanpool_id=scenario.vanpool_id).order_by("-id").first()
+    failing = failing_checks(case, event["from"]) if case else []
+    why_not = apply_answer(event, failing)
+    if not why_not:
+        scenario.answered += 1
+        return
+    written = event.get("instead_of") or {"at": event["at"], "do": "reply", "from": event["from"]}
+    if "text" not in written:
+        scenario.errors.append(f"answer from {event['from']}: {why_not}")
+        return
+    _apply(scenario, written)
 
 
 def _change_record(event: dict[str, Any]) -> None:
@@ -236,6 +261,10 @@ def _decide(scenario: Scenario, event: dict[str, Any]) -> None:
     who = f" for {employee}" if employee else ""
     if event.get("expect_refused"):
         _decide_stale(scenario, event, action, who)
+        return
+    if action is None and "answer_share" in scenario.case:
+        # Riders answered on the page: a card the script decides may never have been asked.
+        scenario.skipped_decisions += 1
         return
     if action is None:
         scenario.errors.append(f"no pending {event['action']}{who} to {event['decision']}")
@@ -283,8 +312,8 @@ def _recording_answers(scenario: Scenario) -> Iterator[None]:
     """Keep each answer the loop writes to a rider, with the facts it was written from."""
     from outreach.replies.answers import answer_question as original
 
-    def answer_question(question: str, facts: Any) -> list[str]:
-        paragraphs = original(question, facts)
+    def answer_question(question: str, facts: Any, lang: str | None = None) -> list[str]:
+        paragraphs = original(question, facts, lang)
         scenario.answers.append((facts.employee_id, paragraphs, facts))
         return paragraphs
 
@@ -322,6 +351,7 @@ def _observe(scenario: Scenario) -> dict[str, Any]:
             )
         ),
         "errors": scenario.errors,
+        "answered": scenario.answered,
     }
 
 

@@ -17,7 +17,7 @@ LIFECYCLE_START = "2026-11-23T09:00:00-08:00"  # a Monday morning, Pacific
 # ("coverage"). Accuracy counts both; a rate such as automation means something
 # only over a sample of arrivals, so its target is read there (both are printed).
 MIXES = ("arrival", "coverage")
-EVENT_KINDS = ("audit", "reply", "bounce", "sweep", "record_change", "decide")
+EVENT_KINDS = ("audit", "reply", "answer", "bounce", "sweep", "record_change", "decide")
 DECISIONS = ("approve", "reject")
 ACTION_KINDS = tuple(payload.kind for payload in PAYLOADS)
 FINAL_STATUSES = ("none", "open", "pending_reply", "hitl_review", "pre_cancel", "closed")
@@ -94,6 +94,8 @@ def _check_event(event: Any, index: int, riders: set[str], shifts: dict) -> None
             raise ValueError(f"{where}: reply text must be a string")
         if not isinstance(event.get("headers", {}), dict):
             raise ValueError(f"{where}: headers must be an object")
+    if kind == "answer":
+        _check_answer(event, where, riders)
     if kind in ("bounce", "record_change") and event.get("employee") not in riders:
         raise ValueError(f"{where}: employee must be a rider's employee_id")
     if kind == "record_change":
@@ -117,6 +119,18 @@ def _check_event(event: Any, index: int, riders: set[str], shifts: dict) -> None
             raise ValueError(f"{where}: edits must be an object")
         if event.get("override") and not str(event.get("override_reason", "")).strip():
             raise ValueError(f"{where}: an override needs an override_reason")
+
+
+def _check_answer(event: dict[str, Any], where: str, riders: set[str]) -> None:
+    """A rider's choice on the answer page: a choice's name (or "updated"), optional words."""
+    from outreach.answer_page import BY_NAME
+
+    if event.get("from") not in riders:
+        raise ValueError(f"{where}: answer from must be a rider's employee_id")
+    if event.get("choice") not in (*BY_NAME, "updated"):
+        raise ValueError(f"{where}: choice must be updated or one of {', '.join(BY_NAME)}")
+    if not isinstance(event.get("text", ""), str):
+        raise ValueError(f"{where}: answer text must be a string")
 
 
 def _check_lifecycle_expected(expected: Any, riders: set[str]) -> None:

@@ -38,7 +38,8 @@ def test_it_times_every_page_at_a_tiny_size_without_touching_real_data(tmp_path)
     )
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert lines[0].startswith("30 cases, 10 pending actions, 48 riders")
+    # --decided defaults to --actions: decided actions feed the program page's time to decide.
+    assert lines[0].startswith("30 cases, 10 pending actions, 10 decided, 48 riders")
     rows = {line.split()[0]: line.split()[1:4] for line in lines[2:9]}
     assert set(rows) >= PAGES
     assert all(float(median) > 0 and int(queries) > 0 for median, _, queries in rows.values())

@@ -29,9 +29,10 @@ THE_PLACE = ROOT / "poolpatrol" / "queue.py"
 
 
 def product_modules() -> list[Path]:
+    """The product's modules and the evaluation tooling's: its benches queue work too."""
     return [
         path
-        for package in PRODUCT
+        for package in [*PRODUCT, "evals"]
         for path in sorted((ROOT / package).rglob("*.py"))
         if not {"tests", "migrations"} & set(path.relative_to(ROOT).parts)
     ]

@@ -65,3 +65,9 @@ def test_it_refuses_a_typo_in_a_setting(tmp_path):
     result = run_manage("check", DEFAULT_MAX_COMMUTE_MILES="fifty", VAR_DIR=str(tmp_path))
     assert result.returncode != 0
     assert "DEFAULT_MAX_COMMUTE_MILES='fifty' is not an integer" in result.stderr
+
+
+def test_it_refuses_a_program_language_it_has_no_catalog_for(tmp_path):
+    result = run_manage("check", PROGRAM_LANGUAGE="fr", VAR_DIR=str(tmp_path))
+    assert result.returncode != 0
+    assert "PROGRAM_LANGUAGE='fr' must be one of en, es, vi, tl, zh-hans" in result.stderr

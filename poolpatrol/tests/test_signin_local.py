@@ -85,6 +85,8 @@ def test_passwords_still_work_with_single_sign_on_beside_them(
     assert response.status_code == 302 and response["Location"] == "/"
 
 
+# Starts manage.py check in a fresh interpreter: `make test` runs it in its slow_process step.
+@pytest.mark.slow_process
 def test_it_refuses_to_start_with_local_login_off_and_no_provider(tmp_path):
     result = run_manage("check", LOCAL_LOGIN="false", VAR_DIR=str(tmp_path))
 

@@ -5,11 +5,13 @@
     // htmx failed to load: the forms still post and redirect without it.
     return;
   }
-  // 422 carries a form with its errors: swap it like a success so the person sees them.
+  // 422 carries a form with its errors, 409 a card another reviewer holds (who, and
+  // "decide anyway"): swap them like a success so the person sees them.
   htmx.config.responseHandling = [
     { code: "204", swap: false },
     { code: "[23]..", swap: true },
     { code: "422", swap: true },
+    { code: "409", swap: true },
     { code: "[45]..", swap: false, error: true },
     { code: "...", swap: false },
   ];

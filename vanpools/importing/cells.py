@@ -12,6 +12,7 @@ from typing import Any
 
 from django.db import models
 
+from poolpatrol.languages import SHIPPED, shipped_language
 from vanpools.geo import clean_zip, parse_coordinate
 from vanpools.hr_text import read_day_blocks
 from vanpools.schedules import (
@@ -97,6 +98,15 @@ def choice(choices: type[models.TextChoices]) -> Callable[[object], str]:
         return value
 
     return parse
+
+
+def language(raw: object) -> str:
+    """A shipped language, by its code or its name in English or in itself ('es', 'Spanish')."""
+    code = shipped_language(text(raw))
+    if code is None:
+        names = ", ".join(f"{lang.code} ({lang.english_name})" for lang in SHIPPED)
+        raise CellError(f"{shown(raw)} is not a language riders are written to in: {names}")
+    return code
 
 
 def json_cell(raw: object) -> object:

@@ -429,6 +429,31 @@ def test_it_keeps_the_roster_text_of_a_zip_whose_leading_zero_it_restored(given,
 
 
 @pytest.mark.parametrize(
+    ("given", "stored"),
+    [
+        ("es", "es"),
+        ("Spanish", "es"),
+        ("ESPAÑOL", "es"),
+        ("zh", "zh-hans"),
+        ("中文", "zh-hans"),
+        ("Kreyol", "ht"),
+        ("pt-BR", "pt-br"),
+        ("Filipino", "tl"),
+        ("Arabic", "ar"),
+    ],
+)
+def test_it_reads_a_preferred_language_by_its_code_or_its_name(tmp_path, given, stored):
+    import_file(write_csv(tmp_path, [EMPLOYEE | {"preferred_language": given}]))
+    assert Employee.objects.get(employee_id="EMP-1001").preferred_language == stored
+
+
+def test_a_blank_preferred_language_leaves_the_stored_one(tmp_path):
+    EmployeeFactory(employee_id="EMP-1001", preferred_language="vi")
+    import_file(write_csv(tmp_path, [EMPLOYEE | {"preferred_language": ""}]))
+    assert Employee.objects.get(employee_id="EMP-1001").preferred_language == "vi"
+
+
+@pytest.mark.parametrize(
     ("kind", "cells", "expected"),
     [
         ("employees", {"home_zip": "9453x"}, "line 2, home_zip: '9453x' is not a US ZIP code"),
@@ -467,6 +492,12 @@ def test_it_keeps_the_roster_text_of_a_zip_whose_leading_zero_it_restored(given,
             "line 2, status: 'retired' is not one of active, on_leave",
         ),
         ("employees", {"time_type": "gig"}, "line 2, time_type: 'gig' is not one of full_time"),
+        (
+            "employees",
+            {"preferred_language": "Klingon"},
+            "line 2, preferred_language: 'Klingon' is not a language riders are written to in: "
+            "en (English), es (Spanish), vi (Vietnamese), tl (Tagalog), zh-hans",
+        ),
         ("employees", {"employee_id": "emp 1"}, "line 2, employee_id: Employee IDs are upper-case"),
         ("employees", {"shift_id": "SH-NOPE"}, "line 2, shift_id: no shift 'SH-NOPE' in this file"),
         (

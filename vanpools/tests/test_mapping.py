@@ -137,7 +137,8 @@ def test_load_mapping_says_a_missing_file_cannot_be_read(tmp_path):
             '[employees.columns]\nhome_email = "Work Email"\n',
             "employees.columns.home_email: not a roster column of employees (one of email, "
             "employee_id, first_name, home_address, home_lat, home_lng, home_zip, joined, "
-            "last_name, leave, pto, shift_id, status, time_type, title, vanpool_id, work_site)",
+            "last_name, leave, preferred_language, pto, shift_id, status, time_type, title, "
+            "vanpool_id, work_site)",
         ),
         (
             '[shifts.columns]\nriders = "members"\n',

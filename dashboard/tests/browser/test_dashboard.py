@@ -267,3 +267,45 @@ def test_a_coordinator_sees_the_vanpool_map_and_week_chart_with_the_flagged_ride
     expect(page.get_by_role("heading", level=1)).to_contain_text(rider.employee_id)
     expect(page.get_by_text("commute miles")).to_be_visible()
     screenshots(page, "employee")
+
+
+# --- The review desk: claims ------------------------------------------------------------------
+
+
+def test_a_reviewer_claims_a_card_another_sees_who_holds_it_and_is_asked_before_deciding(
+    page, browser, live_server, log_in, coordinator, screenshots
+):
+    action = scenes.drafted_reply()
+    log_in(page, coordinator)
+    card = card_of(page, action)
+    expect(card).to_contain_text("due in")
+    card.get_by_role("button", name="I’m on it").click()
+    expect(card).to_contain_text("You are on it")
+    expect(card.get_by_role("button", name="Let go")).to_be_visible()
+    screenshots(page, "claimed")
+    assert PendingAction.objects.get(pk=action.pk).claimed_by == coordinator
+
+    colleague = UserFactory(username="colleague", is_staff=True)
+    colleague.groups.set(Group.objects.filter(name="Coordinators"))
+    other = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+    log_in(other, colleague)
+    theirs = card_of(other, action)
+    expect(theirs).to_contain_text(f"{coordinator.username} is on it")
+    expect(theirs.get_by_role("button", name="I’m on it")).to_have_count(0)
+
+    theirs.get_by_role("button", name="Send reply").click()
+    expect(theirs.get_by_role("alert")).to_contain_text(f"{coordinator.username} is on this card")
+    assert PendingAction.objects.get(pk=action.pk).status == PendingAction.Status.PENDING
+    screenshots(other, "held-by-another")
+
+    theirs.get_by_label(f"{coordinator.username} is on this card: decide anyway").check()
+    theirs.get_by_label("Because (from the list)").select_option("as_drafted")
+    theirs.get_by_role("button", name="Send reply").click()
+    expect(theirs).to_have_class(DONE)
+    decided = PendingAction.objects.get(pk=action.pk)
+    assert (decided.status, decided.decided_by, decided.reason) == (
+        PendingAction.Status.APPROVED,
+        colleague,
+        "as_drafted",
+    )
+    other.context.close()

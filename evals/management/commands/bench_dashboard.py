@@ -24,6 +24,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from agents.models import AgentRun
+from caseloop.kinds import DECISIONS
 from cases.kinds import PAYLOADS
 from cases.models import Case, CaseEvent, PendingAction, Verification
 from evals.scratch_db import scratch_database
@@ -63,7 +64,7 @@ def _bulk(model: type[models.Model], rows: list) -> list:
     return created
 
 
-def build_program(*, cases: int, actions: int, riders: int) -> dict[str, str]:
+def build_program(*, cases: int, actions: int, riders: int, decided: int = 0) -> dict[str, str]:
     """The synthetic program; returns the identifiers of the rows the pages will show."""
     day = Shift.objects.create(shift_id="DAY", name="Day", schedule=DAY)
     night = Shift.objects.create(shift_id="NIGHT", name="Night", schedule=NIGHT, overnight=True)
@@ -115,6 +116,7 @@ def build_program(*, cases: int, actions: int, riders: int) -> dict[str, str]:
     case_rows = _build_cases(vanpools, cases)
     inbound = _build_evidence(case_rows)
     _build_actions(case_rows, seats, inbound, actions)
+    _build_decided(case_rows, decided)
     open_case = next(case for case in case_rows if case.status != Case.Status.CLOSED)
     return {"case_id": open_case.case_id, "vanpool_id": open_case.vanpool.vanpool_id}
 
@@ -171,6 +173,39 @@ def _build_actions(
             )
         )
     _bulk(PendingAction, actions)
+
+
+def _build_decided(cases: list[Case], count: int) -> None:
+    """Cards people decided on closed cases, every kind, with reasons: time to decide reads them."""
+    if not count:
+        return
+    reviewer = get_user_model().objects.create_user("bench-reviewer", is_staff=True)
+    closed = [case for case in cases if case.status == Case.Status.CLOSED] or cases
+    now = timezone.now()
+    rows = []
+    for n in range(count):
+        kind = PAYLOADS[n % len(PAYLOADS)]
+        approved = n % 3 != 0
+        decision = DECISIONS[kind]
+        reasons = decision.reasons_for("approve" if approved else "reject")
+        asked = now - dt.timedelta(days=60 - n % 50, hours=n % 24)
+        rows.append(
+            PendingAction(
+                kind=kind.kind,
+                case=closed[n % len(closed)],
+                requested_by="agent:supervisor",
+                payload=kind.sample(f"EMP-{n}").stored(),
+                status=PendingAction.Status.APPROVED if approved else PendingAction.Status.REJECTED,
+                decided_by=reviewer,
+                decided_at=asked + dt.timedelta(hours=1 + n % 97),
+                reason=reasons[n % len(reasons)].code,
+            )
+        )
+    created = _bulk(PendingAction, rows)
+    # created_at is auto_now_add: the time each was asked is set afterwards.
+    for row in created:
+        row.created_at = row.decided_at - dt.timedelta(hours=1 + row.pk % 97)
+    PendingAction.objects.bulk_update(created, ["created_at"], batch_size=BATCH)
 
 
 def vanpool_base(cases: list[Case]) -> int:
@@ -312,6 +347,12 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--cases", type=int, default=10_000)
         parser.add_argument("--actions", type=int, default=1_000)
+        parser.add_argument(
+            "--decided",
+            type=int,
+            default=None,
+            help="cards people already decided (time to decide); default: as many as --actions",
+        )
         parser.add_argument("--riders", type=int, default=60_000)
         parser.add_argument("--runs", type=int, default=20, help="requests per page")
         parser.add_argument(
@@ -322,13 +363,19 @@ class Command(BaseCommand):
         sizes = {key: int(options[key]) for key in ("cases", "actions", "riders", "runs")}  # type: ignore[call-overload]
         if min(sizes.values()) < 1:
             raise CommandError("--cases, --actions, --riders and --runs must be at least 1")
+        decided = options["decided"]
+        sizes["decided"] = sizes["actions"] if decided is None else int(decided)  # type: ignore[call-overload]
+        if sizes["decided"] < 0:
+            raise CommandError("--decided must be at least 0")
         logging.getLogger("poolpatrol.request").setLevel(logging.WARNING)
         with scratch_database(), override_settings(ALLOWED_HOSTS=["testserver"], DEBUG=False):
             self.run(**sizes, explain=bool(options["explain"]))
 
-    def run(self, *, cases: int, actions: int, riders: int, runs: int, explain: bool) -> None:
+    def run(
+        self, *, cases: int, actions: int, riders: int, runs: int, decided: int, explain: bool
+    ) -> None:
         started = time.perf_counter()
-        ids = build_program(cases=cases, actions=actions, riders=riders)
+        ids = build_program(cases=cases, actions=actions, riders=riders, decided=decided)
         built = time.perf_counter() - started
         client = Client()
         client.force_login(coordinator())
@@ -342,7 +389,9 @@ class Command(BaseCommand):
             "program": reverse("program"),
         }
         self.stdout.write(
-            f"{Case.objects.count():,} cases, {PendingAction.objects.count():,} pending actions, "
+            f"{Case.objects.count():,} cases, "
+            f"{PendingAction.objects.pending().count():,} pending actions, "
+            f"{PendingAction.objects.exclude(decided_by=None).count():,} decided, "
             f"{Rider.objects.count():,} riders, {Vanpool.objects.count():,} vanpools "
             f"(built in {built:.1f} s); {runs} requests per page"
         )
