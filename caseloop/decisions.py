@@ -36,7 +36,7 @@ from cases.lifecycle import lock_case, record_event
 from cases.models import Case, PendingAction
 from outreach.models import EmailThread, Message
 from poolpatrol.write_lock import one_writer_at_a_time
-from vanpools.scope import is_scoped, visible
+from vanpools.scope import is_scoped, refuse_outside_scope, visible
 
 logger = logging.getLogger(__name__)
 
@@ -178,8 +178,11 @@ def require_in_scope(user: User, action: PendingAction, edits: dict[str, Any]) -
     """
     if not is_scoped(user):
         return
-    if not visible(PendingAction.objects.filter(pk=action.pk), user).exists():
-        raise PermissionDenied("this action is not about a vanpool you coordinate")
+    refuse_outside_scope(
+        PendingAction.objects.filter(pk=action.pk),
+        user,
+        "this action is not about a vanpool you coordinate",
+    )
     thread = str(edits.get("thread") or "")
     if "\x00" in thread:  # the kind's own check says so; PostgreSQL would refuse to look
         return

@@ -13,15 +13,23 @@ Everything outside a user's scope is treated as if it did not exist: a page,
 admin page or API detail answers 404 exactly as for an unknown ID, a list
 leaves it out, a filter naming it finds nothing, a choice list does not offer
 it. This module is the one place that says how each kind of row reaches its
-vanpool (``VANPOOL_PATHS``); the admin (``vanpools.admin_scope``), the API
-and the dashboard all filter through ``visible``.
+vanpool (``VANPOOL_PATHS``) and which vanpools a person coordinates; the
+admin (``vanpools.admin_scope``), the API and the dashboard all filter
+through ``visible``, the services that act on one record (a decision, a
+claim) refuse through ``refuse_outside_scope``, and the daily digest reads
+``coordinated_vanpools`` and ``vanpool_of`` to give each coordinator what
+their queue shows.
 """
 
-from typing import Any, TypeVar
+from collections import defaultdict
+from collections.abc import Iterable
+from typing import Any, NamedTuple, TypeVar
 
 from django.conf import settings
-from django.core.exceptions import FieldDoesNotExist, ImproperlyConfigured
-from django.db.models import Model, Q, QuerySet
+from django.core.exceptions import FieldDoesNotExist, ImproperlyConfigured, PermissionDenied
+from django.db.models import F, Model, Q, QuerySet
+from django.db.models.expressions import Combinable
+from django.db.models.functions import Coalesce
 
 from vanpools.models import CoordinatorSite, Vanpool
 
@@ -68,8 +76,73 @@ def vanpools_for(user: Any) -> QuerySet[Vanpool]:
         return Vanpool.objects.all()
     if not user.is_authenticated:
         return Vanpool.objects.none()
+    # The rule, for one user; coordinated_vanpools reads the same for many at once.
     sites = CoordinatorSite.objects.filter(user=user).values("work_site")
     return Vanpool.objects.filter(Q(coordinator=user) | Q(work_site__in=sites))
+
+
+class Coordinated(NamedTuple):
+    """A vanpool someone coordinates: its primary key and its work site."""
+
+    pk: int
+    work_site: str
+
+
+def coordinated_vanpools(user_ids: Iterable[int]) -> dict[int, set[Coordinated]]:
+    """For each user, the vanpools they coordinate: what ``vanpools_for`` gives them when scoped.
+
+    Those naming them as coordinator, and every vanpool at a site given to
+    them (``CoordinatorSite``). Three queries however many users: the
+    digest reads it for every coordinator at once.
+    """
+    ids = set(user_ids)
+    found: dict[int, set[Coordinated]] = defaultdict(set)
+    named = Vanpool.objects.filter(coordinator__in=ids).values_list(
+        "coordinator_id", "pk", "work_site"
+    )
+    for user_id, pk, site in named:
+        found[user_id].add(Coordinated(pk, site))
+    given: dict[str, set[int]] = defaultdict(set)
+    for user_id, site in CoordinatorSite.objects.filter(user__in=ids).values_list(
+        "user_id", "work_site"
+    ):
+        given[site].add(user_id)
+    at_sites = Vanpool.objects.filter(work_site__in=list(given)).values_list("pk", "work_site")
+    for pk, site in at_sites:
+        for user_id in given[site]:
+            found[user_id].add(Coordinated(pk, site))
+    return dict(found)
+
+
+def vanpool_of(model: type[Model], field: str = "pk") -> Combinable:
+    """The ``field`` of the vanpool each row of ``model`` belongs to, as one expression.
+
+    The first of its paths that is set (as ``in_scope`` reads them), for
+    annotating many rows in one query. A model whose path crosses a
+    one-to-many relation (an employee's seats) has no one vanpool: refused.
+    """
+    paths = paths_of(model)
+    if not paths or any(_crosses_many(model, path) for path in paths):
+        raise ImproperlyConfigured(f"a {model._meta.label_lower} has no one vanpool")
+    refs = [F(_field_through(path, field)) for path in paths]
+    return refs[0] if len(refs) == 1 else Coalesce(*refs)
+
+
+def _field_through(path: str, field: str) -> str:
+    if path == "pk":
+        return field
+    return path if field == "pk" else f"{path}__{field}"
+
+
+def refuse_outside_scope(rows: QuerySet[_M], user: Any, refusal: str) -> None:
+    """PermissionDenied(``refusal``) when the record ``rows`` selects is outside ``user``'s scope.
+
+    For the services that act on one record whoever calls them (a decision, a
+    claim): the pages and the API have already answered 404 for such a
+    record; a command or another door meets the rule here.
+    """
+    if is_scoped(user) and not visible(rows, user).exists():
+        raise PermissionDenied(refusal)
 
 
 def visible(queryset: QuerySet[_M], user: Any) -> QuerySet[_M]:

@@ -12,9 +12,10 @@ import json
 import re
 
 import pytest
+from django.contrib.auth.models import User
 from django.contrib.contenttypes.models import ContentType
 from django.test import Client
-from django.urls import URLPattern, URLResolver, get_resolver, resolve
+from django.urls import URLPattern, URLResolver, get_resolver, resolve, reverse
 from rest_framework.test import APIClient
 
 from cases.models import CaseLesson, CaseReview, PendingAction
@@ -33,7 +34,13 @@ from tests.factories import (
     VerificationFactory,
 )
 from vanpools.models import CoordinatorSite, Employee
-from vanpools.scope import VANPOOL_PATHS, is_scoped, vanpools_for
+from vanpools.scope import (
+    VANPOOL_PATHS,
+    coordinated_vanpools,
+    is_scoped,
+    vanpool_of,
+    vanpools_for,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -122,6 +129,13 @@ ROUTES = [
         "post",
         "/queue/{action.pk}/decide/",
         {"decision": "reject", "note": "x"},
+        {COORD: {IN: 302, OUT: 404}, AUDITOR: {IN: 302, OUT: 302}},
+    ),
+    (
+        "dashboard",
+        "post",
+        "/queue/{action.pk}/claim/",
+        {},
         {COORD: {IN: 302, OUT: 404}, AUDITOR: {IN: 302, OUT: 302}},
     ),
     ("dashboard", "get", "/cases/{case.case_id}/", None, FOUND),
@@ -317,6 +331,11 @@ NO_VANPOOLS_RECORDS = {
     "admin:vanpools_shift_*": "shifts are the program's, shared by every site",
     "admin:vanpools_coordinatorsite_*": "who coordinates which site: every coordinator reads it",
 }
+# Pages for riders, not staff: what they show is decided by the signed link in the rider's
+# email, never by who is signed in, so a staff user's scope has nothing to narrow there.
+RIDER_FACING = {
+    "answer-page": "a rider's answer page: a signed link per rider and case, no login",
+}
 # Covered by the tests further down, by name.
 TESTED_BELOW = {
     "review-queue": "test_the_queue_and_the_program_page_count_the_coordinators_vanpools_only",
@@ -355,7 +374,7 @@ class _Stand:
         return "1"
 
 
-def tested_names() -> set[str]:
+def names_in_the_table() -> set[str]:
     names = set(TESTED_BELOW)
     templates = [route[2] for route in ROUTES + ADMIN_ROUTES]
     templates += [path for _, path, _ in LISTS] + [out for _, out, _ in TRICKS]
@@ -367,7 +386,7 @@ def tested_names() -> set[str]:
 
 
 def exempt(name: str) -> bool:
-    return any(
+    return name in RIDER_FACING or any(
         name == rule or (rule.endswith("*") and name.startswith(rule[:-1]))
         for rule in NO_VANPOOLS_RECORDS
     )
@@ -377,9 +396,19 @@ def test_every_route_is_in_the_scope_table_or_says_why_no_vanpools_records_are_t
     untested = sorted(
         name
         for name in url_names(get_resolver().url_patterns)
-        if not exempt(name) and name not in tested_names()
+        if not exempt(name) and name not in names_in_the_table()
     )
     assert untested == [], "add each to ROUTES (or NO_VANPOOLS_RECORDS with the reason)"
+
+
+def test_a_staff_sign_in_opens_nothing_on_a_rider_facing_page(world, coordinator):
+    """The link decides: a coordinator, even of that vanpool, gets what anyone gets without it."""
+    case = world["VP-101"]["case"]
+    for name in RIDER_FACING:
+        path = reverse(name, args=[case.case_id, "not-the-riders-token"])
+        anyone, staff = Client().get(path), client_for("dashboard", coordinator).get(path)
+        assert staff.status_code == anyone.status_code >= 400
+        assert staff.content == anyone.content
 
 
 def test_the_world_has_a_record_of_every_model_the_admin_shows_by_vanpool():
@@ -552,6 +581,33 @@ def test_a_coordinator_coordinates_their_named_vanpools_and_their_sites(world, c
         "VP-101",
         "VP-301",
     ]
+
+
+def test_the_digests_reading_of_the_rule_agrees_with_each_users_own(world, coordinator):
+    """coordinated_vanpools (many users, three queries) gives each what vanpools_for gives them."""
+    users = list(User.objects.filter(is_staff=True))
+    read = coordinated_vanpools(user.pk for user in users)
+    scoped = [user for user in users if is_scoped(user)]
+    assert len(scoped) == 2  # the coordinator and the other coordinator
+    for user in scoped:
+        assert read.get(user.pk, set()) == {(v.pk, v.work_site) for v in vanpools_for(user)}
+    assert {v.pk for v in read[coordinator.pk]} == {
+        world["VP-101"]["vanpool"].pk,
+        world["VP-301"]["vanpool"].pk,
+    }
+
+
+def test_the_vanpool_of_a_card_is_its_cases_else_its_seats(world):
+    case_card = world["VP-201"]["action"]
+    seat_card = PendingActionFactory(
+        kind=PendingAction.Kind.MATCH_INBOUND, case=None, rider=world["VP-301"]["seat"]
+    )
+    read = dict(
+        PendingAction.objects.annotate(van=vanpool_of(PendingAction, "vanpool_id")).values_list(
+            "pk", "van"
+        )
+    )
+    assert (read[case_card.pk], read[seat_card.pk]) == ("VP-201", "VP-301")
 
 
 def test_auditors_and_everyone_under_scope_all_see_every_vanpool(
