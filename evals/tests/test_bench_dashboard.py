@@ -46,3 +46,9 @@ def test_it_times_every_page_at_a_tiny_size_without_touching_real_data(tmp_path)
     real_db = tmp_path / "db.sqlite3"
     tables = sqlite3.connect(real_db).execute("select name from sqlite_master").fetchall()
     assert tables == []
+
+
+def test_the_goal_is_150_ms_up_to_10_000_cases_and_300_ms_beyond():
+    from evals.management.commands.bench_dashboard import goal_ms
+
+    assert (goal_ms(30), goal_ms(10_000), goal_ms(10_001), goal_ms(100_000)) == (150, 150, 300, 300)

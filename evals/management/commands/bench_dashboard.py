@@ -31,7 +31,16 @@ from evals.scratch_db import scratch_database
 from outreach.models import EmailThread, Message
 from vanpools.models import Employee, Rider, Shift, Vanpool
 
+# Every page's p95 goal: 150 ms up to 10,000 cases, 300 ms beyond (up to 100,000).
 GOAL_P95_MS = 150
+GOAL_P95_MS_LARGE = 300
+LARGE_PROGRAM = 10_000
+
+
+def goal_ms(cases: int) -> int:
+    return GOAL_P95_MS if cases <= LARGE_PROGRAM else GOAL_P95_MS_LARGE
+
+
 SEATS_PER_VAN = 12
 BATCH = 2000
 DAY = [{"day": d, "start": "07:00", "end": "15:30"} for d in ("Mon", "Tue", "Wed", "Thu", "Fri")]
@@ -341,7 +350,7 @@ def measure(client: Client, url: str, runs: int) -> tuple[float, float, int, lis
 class Command(BaseCommand):
     help = (
         "Time the dashboard's pages (median, p95, queries) over a synthetic program "
-        "in a scratch database. Goal: p95 ≤ 150 ms on SQLite."
+        "in a scratch database. Goal: p95 ≤ 150 ms on SQLite (300 ms beyond 10,000 cases)."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -399,12 +408,12 @@ class Command(BaseCommand):
         slow = []
         for name, url in pages.items():
             median, p95, queries, sql = measure(client, url, runs)
-            flag = "" if p95 <= GOAL_P95_MS else f"  <- over {GOAL_P95_MS} ms"
+            flag = "" if p95 <= goal_ms(cases) else f"  <- over {goal_ms(cases)} ms"
             self.stdout.write(f"{name:<18}{median:>11.1f}{p95:>9.1f}{queries:>9}{flag}")
             if flag:
                 slow.append((name, sql))
         self.stdout.write(
-            f"(goal p95 ≤ {GOAL_P95_MS} ms; {connection.vendor}; at {timezone.now():%Y-%m-%d})"
+            f"(goal p95 ≤ {goal_ms(cases)} ms; {connection.vendor}; at {timezone.now():%Y-%m-%d})"
         )
         for name, sql in slow if explain else []:
             self.stdout.write(f"\nslowest queries of {name}:")
