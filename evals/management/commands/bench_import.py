@@ -8,6 +8,8 @@ in the roster's history. Each timed run imports the other of two such
 files, so every run changes all N employees again. The wall time is the
 figure; this process's CPU time is printed too, being steadier than the wall
 clock on a shared machine (on SQLite the database works in this process).
+``--without-history`` runs the same imports with django-simple-history's
+recording switched off (SIMPLE_HISTORY_ENABLED=False): what the history costs.
 """
 
 import datetime as dt
@@ -21,6 +23,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connection
+from django.test import override_settings
 
 from evals.scratch_db import scratch_database
 from vanpools.importing import ImportResult, import_file
@@ -122,12 +125,24 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--employees", type=int, default=10_000)
         parser.add_argument("--runs", type=int, default=3)
+        parser.add_argument(
+            "--without-history",
+            action="store_true",
+            help="Record no history (SIMPLE_HISTORY_ENABLED=False): the import without its cost.",
+        )
 
-    def handle(self, *args: object, employees: int, runs: int, **options: object) -> None:
+    def handle(
+        self, *args: object, employees: int, runs: int, without_history: bool, **options: object
+    ) -> None:
         if employees < 10 or runs < 1:
             raise CommandError("--employees must be ≥ 10 and --runs ≥ 1")
         logging.getLogger("vanpools").setLevel(logging.WARNING)
-        with scratch_database(), tempfile.TemporaryDirectory(prefix="bench-import-") as folder:
+        recording = override_settings(SIMPLE_HISTORY_ENABLED=not without_history)
+        with (
+            recording,
+            scratch_database(),
+            tempfile.TemporaryDirectory(prefix="bench-import-") as folder,
+        ):
             files = []
             for version in (0, 1):
                 path = Path(folder) / f"roster-{version}.json"
@@ -155,7 +170,8 @@ class Command(BaseCommand):
                     f"import of {employees} changed employees: median "
                     f"{statistics.median(timings):.2f} s "
                     f"(this process's CPU {statistics.median(cpu):.2f} s)",
-                    f"history rows written: {recorded} ({recorded / runs:.0f} an import)",
+                    f"history rows written: {recorded} ({recorded / runs:.0f} an import)"
+                    + (" (recording switched off)" if without_history else ""),
                 ]
             )
         )
