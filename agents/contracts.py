@@ -2,8 +2,9 @@
 
 ``verdict`` pass | fail | unknown, ``confidence`` 1-5, ``reasoning`` in plain
 sentences a rider's manager could read, ``evidence`` as typed items that each
-cite the records and fields they came from, and a flag per rider. New checks
-(badge swipes, parking) return the same shape.
+cite the records and fields they came from, and a flag per rider. Ridership,
+parking and the vanpool rules return the same shape; the vanpool rules judge the
+van, so their evidence names no rider (``employee_id`` is blank) and they flag none.
 """
 
 from typing import Annotated, Literal
@@ -11,14 +12,27 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 Verdict = Literal["pass", "fail", "unknown"]
-CheckName = Literal["location", "shift"]
+CheckName = Literal["location", "shift", "ridership", "parking", "vanpool_rules"]
 
 
 class Citation(BaseModel):
     """Where a fact came from: a record type, its public ID and the field."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    record: Literal["employee", "vanpool", "shift", "leave"]
+    record: Literal[
+        "employee",
+        "vanpool",
+        "shift",
+        "leave",
+        "seat",
+        "holiday",
+        "trip",
+        "ride_day",
+        "badge_swipe",
+        "data_coverage",
+        "parking_permit",
+        "vanpool_month",
+    ]
     id: str
     field: str
 
@@ -81,8 +95,91 @@ class UnknownEvidence(_Evidence):
     reason: str
 
 
+class RidershipEvidence(_Evidence):
+    """A rider's days aboard against their counted workdays (docs/audit.md, ridership).
+
+    ``calendar`` marks each scheduled workday of the window: ``aboard``,
+    ``missed``, ``not_covered`` (no data that day), ``holiday``, ``leave`` or
+    ``before_joined`` — what the case page draws.
+    """
+
+    type: Literal["ridership_summary"] = "ridership_summary"
+    window_start: str
+    window_end: str
+    rule: str  # "3 days a week (3 of the rider's 5)" or "80 % of workdays"
+    # The rule as numbers, for a rider's letter in their language: one of the two is set.
+    min_share: float | None = None
+    min_days_per_week: float | None = None
+    scheduled: int  # S: scheduled workdays in the window
+    counted: int  # C: not excused
+    covered: int  # K: counted and covered by data
+    aboard: int  # A: covered days the data shows the rider aboard
+    required: int  # R
+    min_workdays: int = 0  # fewer counted workdays than this are too few to judge
+    sources: list[str] = Field(default_factory=list)  # the kinds of data that covered days
+    calendar: dict[str, str] = Field(default_factory=dict)
+    note: str = ""
+
+
+class ParkingEvidence(_Evidence):
+    """One permit the rider holds, and whether it overlaps the seat on the audit date."""
+
+    type: Literal["parking_permit"] = "parking_permit"
+    permit_id: str
+    lot: str
+    valid_from: str
+    valid_to: str  # "" = no end
+    status: str
+    kind: str
+    seat_joined: str
+    in_force: bool  # on the audit date
+    conflict: bool  # in force, a standard permit, and the seat active that day
+
+
+class VanpoolMonthEvidence(_Evidence):
+    """A van's month against the §132(f) rules: seats, occupancy, commute share."""
+
+    type: Literal["vanpool_month"] = "vanpool_month"
+    employee_id: str = ""  # the van, not a rider
+    vanpool_id: str
+    month: str  # YYYY-MM
+    seats: int | None
+    seats_source: Literal["month", "vanpool", "none"]
+    trips: int
+    passenger_trips: int
+    days_operated: int
+    trips_source: Literal["trips", "ride_days", "none"]
+    average_passengers: float | None  # passenger trips ÷ trips
+    occupancy: float | None  # average passengers per trip ÷ seats
+    occupancy_percent: int | None
+    vehicle_miles: float | None
+    miles_per_trip: float | None
+    commute_share: float | None
+    commute_percent: int | None
+    commute_source: Literal["given", "computed", "none"]
+    rules: dict[str, Verdict]  # seats, occupancy, commute
+    # The bars: {"seats": 6, "occupancy_percent": 50, "commute_percent": 80}.
+    minimums: dict[str, float] = Field(default_factory=dict)
+
+
+class NoDataEvidence(_Evidence):
+    """A check the data does not let the rules decide: a gap a person should see."""
+
+    type: Literal["no_data"] = "no_data"
+    employee_id: str = ""  # blank: the whole van
+    missing: str  # "trips, ride days or badge swipes", "parking permits", …
+    detail: str
+
+
 Evidence = Annotated[
-    DistanceEvidence | ShiftDayEvidence | ShiftSummaryEvidence | UnknownEvidence,
+    DistanceEvidence
+    | ShiftDayEvidence
+    | ShiftSummaryEvidence
+    | UnknownEvidence
+    | RidershipEvidence
+    | ParkingEvidence
+    | VanpoolMonthEvidence
+    | NoDataEvidence,
     Field(discriminator="type"),
 ]
 

@@ -42,6 +42,29 @@ MONTHS = {
     )
     for name in names
 }
+# Spanish month names, whole words only: answers to riders are written in Spanish
+# too ("domingo 29 de noviembre"), and the short forms would read Spanish day
+# abbreviations ("mar", Tuesday) as months.
+MONTHS.update(
+    (name, number)
+    for number, name in enumerate(
+        (
+            "enero",
+            "febrero",
+            "marzo",
+            "abril",
+            "mayo",
+            "junio",
+            "julio",
+            "agosto",
+            "septiembre",
+            "octubre",
+            "noviembre",
+            "diciembre",
+        ),
+        start=1,
+    )
+)
 _MONTH = "|".join(sorted(MONTHS, key=len, reverse=True))
 
 # Order matters: each pattern's matches are masked before the next one runs,
@@ -50,10 +73,14 @@ _ID = re.compile(r"\b[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+\b")
 _ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 _ZIP4 = re.compile(r"\b\d{5}-\d{4}\b")
 _US_DATE = re.compile(r"\b(\d{1,2})/(\d{1,2})/(\d{4})\b")
+# A day is never the hour of a time ("mar 07:00" is Spanish for Tuesday at seven).
 _MONTH_DAY = re.compile(
-    rf"\b({_MONTH})\.? (\d{{1,2}})(?:st|nd|rd|th)?\b(?:,? (\d{{4}}))?", re.IGNORECASE
+    rf"\b({_MONTH})\.? (\d{{1,2}})(?:st|nd|rd|th)?\b(?!:\d)(?:,? (\d{{4}}))?", re.IGNORECASE
 )
-_DAY_MONTH = re.compile(rf"\b(\d{{1,2}}) ({_MONTH})\b\.?(?:,? (\d{{4}}))?", re.IGNORECASE)
+# "23 Nov 2026", and Spanish's "29 de noviembre de 2026".
+_DAY_MONTH = re.compile(
+    rf"\b(\d{{1,2}}) (?:de )?({_MONTH})\b\.?(?:,? (?:de )?(\d{{4}}))?", re.IGNORECASE
+)
 _TIME = re.compile(r"\b(\d{1,2}):(\d{2})\b")
 _NUMBER = re.compile(r"(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w])|(?<![\w.])\d+(?:\.\d+)?")
 

@@ -139,6 +139,8 @@ class EditsFieldExtension(OpenApiSerializerFieldExtension):
 
         refs: dict[str, Any] = {}
         for decision in DECISIONS.values():
+            if not decision.edits_class.model_fields:
+                continue  # a kind a person approves as asked (review_vanpool) takes no edits
             component = auto_schema.resolve_serializer(decision.edits_class, direction)
             refs.setdefault(component.name, component.ref)
         return {

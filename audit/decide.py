@@ -15,10 +15,12 @@ from typing import Any
 from agents.contracts import SpecialistResult, combine_verdicts
 from agents.tracing import RunTrace, timed
 from audit.facts import VanpoolFacts
-from audit.resolve import run_checks
+from audit.resolve import gap_riders, run_checks
 from cases.models import Case
 
-ALL_CHECKS: tuple[str, ...] = ("location", "shift")
+ALL_CHECKS: tuple[str, ...] = ("location", "shift", "ridership", "parking", "vanpool_rules")
+# A finding about the van itself: it goes to the coordinator, never to riders.
+VAN_CHECKS: tuple[str, ...] = ("vanpool_rules",)
 # Part of every input hash: bump it when a rule changes, so facts audited under
 # the old rules are audited again instead of being recognised as unchanged.
 RULES_VERSION = "2026-11-23"
@@ -35,6 +37,9 @@ class Decision:
     # employee_id → check → the fact the rules could not use (schedule text, ZIP…):
     # a reviewer's ruling on it stands while it is unchanged.
     unknown_inputs: dict[str, dict[str, str]] = field(default_factory=dict)
+    # check → riders ("" for the van) the data does not let the rules judge: shown
+    # to people as gaps on the case and program pages, never sent for a ruling.
+    gaps: dict[str, list[str]] = field(default_factory=dict)
 
 
 def input_hash(facts: dict[str, Any], check: str, audit_date: dt.date, backend: str) -> str:
@@ -71,31 +76,58 @@ def input_hashes(
     return hashes
 
 
+_SINGLE_REASONS = {
+    "location": Case.Reason.LOCATION,
+    "shift": Case.Reason.SHIFT,
+    "ridership": Case.Reason.RIDERSHIP,
+    "parking": Case.Reason.PARKING,
+    "vanpool_rules": Case.Reason.VANPOOL_RULES,
+}
+
+
 def reason_for(failed_checks: Sequence[str]) -> str:
     failed = set(failed_checks)
-    if failed >= {"location", "shift"}:
+    if failed == {"location", "shift"}:
         return Case.Reason.BOTH
-    if "location" in failed:
-        return Case.Reason.LOCATION
-    if "shift" in failed:
-        return Case.Reason.SHIFT
+    if len(failed) > 1:
+        return Case.Reason.MULTIPLE
+    if failed:
+        return _SINGLE_REASONS[failed.pop()]
     return Case.Reason.UNKNOWN
 
 
 def synthesize(results: dict[str, SpecialistResult]) -> Decision:
+    gaps = {check: sorted(gap_riders(result)) for check, result in results.items()}
+    gaps = {check: riders for check, riders in gaps.items() if riders}
     failed = [check for check, result in results.items() if result.verdict == "fail"]
     unknown = [
         check
         for check, result in results.items()
-        if any(flag.verdict == "unknown" for flag in result.riders) or result.verdict == "unknown"
+        if any(
+            flag.verdict == "unknown" and flag.employee_id not in gaps.get(check, ())
+            for flag in result.riders
+        )
+        or (result.verdict == "unknown" and not result.riders and "" not in gaps.get(check, ()))
     ]
     flags: dict[str, dict[str, str]] = {}
     for check, result in results.items():
         for flag in result.riders:
-            if flag.verdict != "pass":
+            if flag.verdict == "fail" or (
+                flag.verdict == "unknown" and flag.employee_id not in gaps.get(check, ())
+            ):
                 flags.setdefault(flag.employee_id, {})[check] = flag.verdict
-    verdict = combine_verdicts([result.verdict for result in results.values()])
-    details = " ".join(result.reasoning for result in results.values() if result.verdict != "pass")
+    # A check that is unknown only for want of data neither passes nor holds the case.
+    verdict = combine_verdicts(
+        [
+            "pass" if result.verdict == "unknown" and check not in unknown else result.verdict
+            for check, result in results.items()
+        ]
+    )
+    details = " ".join(
+        result.reasoning
+        for check, result in results.items()
+        if result.verdict == "fail" or check in unknown
+    )
     inputs: dict[str, dict[str, str]] = {}
     for check, result in results.items():
         for item in result.evidence:
@@ -109,6 +141,7 @@ def synthesize(results: dict[str, SpecialistResult]) -> Decision:
         rider_flags=dict(sorted(flags.items())),
         details=details,
         unknown_inputs=inputs,
+        gaps=gaps,
     )
 
 

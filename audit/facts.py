@@ -7,11 +7,21 @@ vanpool from the database and a labelled case from an evaluation file.
 
 import datetime as dt
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from django.conf import settings
+from django.utils import timezone
 
+from audit.ride_facts import (
+    RiderRides,
+    Seat,
+    VanRides,
+    load_rides,
+    preload_rides,
+    rides_json,
+    van_rides_json,
+)
 from vanpools.geo import Point  # re-exported: facts are made of points
 from vanpools.models import Employee, Leave, Rider, Shift, Vanpool
 
@@ -56,6 +66,9 @@ class RiderFacts:
     status: str = "active"
     leave: tuple[LeaveSpan, ...] = ()
     home_zip_as_given: str = ""  # the roster's text, when a leading zero was restored
+    # The seat's start, days aboard, badge swipes, parking permits.
+    rides: RiderRides = field(default_factory=RiderRides)
+    pk: int | None = None  # the Employee row, when the facts came from the database
 
 
 @dataclass(frozen=True)
@@ -70,6 +83,9 @@ class VanpoolFacts:
     max_miles: float = 50
     schedule: list[Any] = field(default_factory=list)  # weekly JSON; empty → majority shift
     riders: tuple[RiderFacts, ...] = ()
+    seats: int | None = None  # not counting the driver
+    miles_per_trip: float | None = None
+    rides: VanRides = field(default_factory=VanRides)  # holidays, data coverage, the judged month
 
 
 def _point(lat: float | None, lng: float | None) -> Point | None:
@@ -102,13 +118,21 @@ def rider_facts(employee: Employee) -> RiderFacts:
     )
 
 
-def preload_vanpools(vanpool_ids: Iterable[str]) -> dict[str, VanpoolFacts]:
-    """Facts for these vanpools and their active riders, in four queries whatever the size.
+def preload_vanpools(
+    vanpool_ids: Iterable[str], audit_date: dt.date | None = None, *, rides: bool = True
+) -> dict[str, VanpoolFacts]:
+    """Facts for these vanpools and their active riders, in a fixed number of queries.
 
-    Read as plain values, not model instances: a bulk audit preloads tens of
-    thousands of riders, and building (and prefetch-wiring) a model object for
-    each was most of an unchanged re-audit's time.
+    Four for the roster, whatever the size, and ``preload_rides``'s for the
+    ridership window, permits and month that ``audit_date`` (default today)
+    sets. Without ``rides`` the riders' ride days and swipes are left for
+    ``with_rides`` (their fingerprint is read): a bulk audit loads them only for
+    the vanpools whose facts changed. Read as plain values, not model instances:
+    a bulk audit preloads tens of thousands of riders, and building (and
+    prefetch-wiring) a model object for each was most of an unchanged
+    re-audit's time.
     """
+    audit_date = audit_date or timezone.localdate()
     vanpools = list(
         Vanpool.objects.filter(vanpool_id__in=list(vanpool_ids)).values(*VANPOOL_FIELDS)
     )
@@ -117,7 +141,13 @@ def preload_vanpools(vanpool_ids: Iterable[str]) -> dict[str, VanpoolFacts]:
             vanpool_id__in=[van["pk"] for van in vanpools], status=Rider.Status.ACTIVE
         )
         .order_by("employee__employee_id")
-        .values("vanpool_id", *(f"employee__{name}" for name in EMPLOYEE_FIELDS))
+        .values("vanpool_id", "joined", *(f"employee__{name}" for name in EMPLOYEE_FIELDS))
+    )
+    van_rides = preload_rides(
+        vanpools,
+        [Seat(seat["vanpool_id"], seat["employee__pk"], seat["joined"]) for seat in seats],
+        audit_date,
+        load=rides,
     )
     shifts = {
         shift["pk"]: _shift_facts(shift)
@@ -134,15 +164,40 @@ def preload_vanpools(vanpool_ids: Iterable[str]) -> dict[str, VanpoolFacts]:
         leaves.setdefault(employee_pk, []).append(LeaveSpan(start, end, kind))
     riders: dict[int, list[RiderFacts]] = {}
     for seat in seats:
-        riders.setdefault(seat["vanpool_id"], []).append(_rider_facts(seat, shifts, leaves))
+        rider_rides = van_rides[seat["vanpool_id"]].riders.get(seat["employee__pk"], RiderRides())
+        riders.setdefault(seat["vanpool_id"], []).append(
+            _rider_facts(seat, shifts, leaves, rider_rides)
+        )
     return {
-        van["vanpool_id"]: _vanpool_facts(van, tuple(riders.get(van["pk"], ()))) for van in vanpools
+        van["vanpool_id"]: _vanpool_facts(
+            van, tuple(riders.get(van["pk"], ())), van_rides[van["pk"]]
+        )
+        for van in vanpools
     }
+
+
+def with_rides(facts: list[VanpoolFacts], audit_date: dt.date) -> list[VanpoolFacts]:
+    """``facts`` with every rider's ride days and swipes read (two queries for all of them)."""
+    waiting = {
+        item.pk: item.rides for item in facts if item.pk is not None and not item.rides.loaded
+    }
+    if not waiting:
+        return facts
+    loaded = load_rides(waiting, audit_date)
+    return [_with_loaded(item, loaded[item.pk]) if item.pk in loaded else item for item in facts]
+
+
+def _with_loaded(facts: VanpoolFacts, rides: VanRides) -> VanpoolFacts:
+    riders = tuple(
+        replace(rider, rides=rides.riders.get(rider.pk, rider.rides)) if rider.pk else rider
+        for rider in facts.riders
+    )
+    return replace(facts, riders=riders, rides=rides)
 
 
 VANPOOL_FIELDS = (
     "pk", "vanpool_id", "status", "work_site", "pickup_lat", "pickup_lng", "pickup_zip",
-    "work_site_lat", "work_site_lng", "max_commute_miles", "schedule",
+    "work_site_lat", "work_site_lng", "max_commute_miles", "schedule", "seats", "miles_per_trip",
 )  # fmt: skip
 EMPLOYEE_FIELDS = (
     "pk", "employee_id", "home_zip", "home_lat", "home_lng", "shift_id", "time_type", "status",
@@ -163,7 +218,10 @@ def _shift_facts(shift: dict[str, Any]) -> ShiftFacts:
 
 
 def _rider_facts(
-    seat: dict[str, Any], shifts: dict[int, ShiftFacts], leaves: dict[int, list[LeaveSpan]]
+    seat: dict[str, Any],
+    shifts: dict[int, ShiftFacts],
+    leaves: dict[int, list[LeaveSpan]],
+    rides: RiderRides,
 ) -> RiderFacts:
     return RiderFacts(
         employee_id=seat["employee__employee_id"],
@@ -174,10 +232,14 @@ def _rider_facts(
         status=seat["employee__status"],
         leave=tuple(leaves.get(seat["employee__pk"], ())),
         home_zip_as_given=seat["employee__home_zip_as_given"],
+        rides=rides,
+        pk=seat["employee__pk"],
     )
 
 
-def _vanpool_facts(van: dict[str, Any], riders: tuple[RiderFacts, ...]) -> VanpoolFacts:
+def _vanpool_facts(
+    van: dict[str, Any], riders: tuple[RiderFacts, ...], rides: VanRides
+) -> VanpoolFacts:
     return VanpoolFacts(
         vanpool_id=van["vanpool_id"],
         pk=van["pk"],
@@ -189,6 +251,9 @@ def _vanpool_facts(van: dict[str, Any], riders: tuple[RiderFacts, ...]) -> Vanpo
         max_miles=van["max_commute_miles"] or settings.DEFAULT_MAX_COMMUTE_MILES,
         schedule=list(van["schedule"] or []),
         riders=riders,
+        seats=van["seats"],
+        miles_per_trip=van["miles_per_trip"],
+        rides=rides,
     )
 
 
@@ -209,6 +274,9 @@ def facts_json(facts: VanpoolFacts) -> dict[str, Any]:
         "max_miles": facts.max_miles,
         "schedule": facts.schedule,
         "riders": [_rider_json(rider) for rider in facts.riders],
+        "seats": facts.seats,
+        "miles_per_trip": facts.miles_per_trip,
+        **van_rides_json(facts.rides),
     }
 
 
@@ -239,4 +307,5 @@ def _rider_json(rider: RiderFacts) -> dict[str, Any]:
             {"start": span.start.isoformat(), "end": span.end.isoformat(), "kind": span.kind}
             for span in rider.leave
         ],
+        **rides_json(rider.rides),
     }

@@ -27,6 +27,7 @@ from agents.contracts import (
     ModelJudgement,
     ModelShiftFlag,
     ModelShiftJudgement,
+    NoDataEvidence,
     RiderFlag,
     ShiftSummaryEvidence,
     SpecialistResult,
@@ -37,7 +38,10 @@ from agents.prompting import data_block, load_prompt
 from agents.tracing import RunTrace, timed
 from audit.facts import VanpoolFacts
 from audit.location import check_location
+from audit.parking import check_parking
+from audit.ridership import check_ridership
 from audit.shift.check import check_shift
+from audit.vanpool_rules import check_vanpool_rules
 from poolpatrol.privacy import withhold_home_points
 
 # What each prompt version answers: shift.v2 also returns the week it read
@@ -46,7 +50,12 @@ SCHEMAS: dict[str, type[ModelJudgement] | type[ModelShiftJudgement]] = {
     "location.v1": ModelJudgement,
     "shift.v1": ModelJudgement,
     "shift.v2": ModelShiftJudgement,
+    "ridership.v1": ModelJudgement,
 }
+# The checks a model may be asked about. Parking and the vanpool rules are
+# unknown only for want of data (a permit list, seats, trips), which no reading
+# supplies; ridership also for a shift whose working days read two ways.
+MODEL_CHECKS = ("location", "shift", "ridership")
 
 
 def prompt_version(check: str) -> str:
@@ -67,6 +76,12 @@ def rules_result(check: str, facts: VanpoolFacts, audit_date: dt.date) -> Specia
         return check_location(facts)
     if check == "shift":
         return check_shift(facts, audit_date)
+    if check == "ridership":
+        return check_ridership(facts, audit_date)
+    if check == "parking":
+        return check_parking(facts, audit_date)
+    if check == "vanpool_rules":
+        return check_vanpool_rules(facts, audit_date)
     raise ValueError(f"unknown check {check!r}")
 
 
@@ -104,13 +119,24 @@ def _run_check(
     with timed(trace):
         result = rules_result(check, facts, audit_date)
     trace.output = result.model_dump(mode="json")
-    if isinstance(backend, llm.OpenAIClient) and _needs_language(result):
+    if isinstance(backend, llm.OpenAIClient) and check in MODEL_CHECKS and _needs_language(result):
         result = _ask_model(check, facts, audit_date, result, backend, trace)
     return result, trace
 
 
 def _needs_language(result: SpecialistResult) -> bool:
-    return any(flag.verdict == "unknown" for flag in result.riders)
+    """A rider the rules left unknown on something a reader could read (not on missing data).
+
+    No model can supply a trip log or a permit list: a gap goes to a person's
+    eyes on the case and program pages, never to a model.
+    """
+    gaps = gap_riders(result)
+    return any(flag.verdict == "unknown" and flag.employee_id not in gaps for flag in result.riders)
+
+
+def gap_riders(result: SpecialistResult) -> set[str]:
+    """Riders (``""`` for the van) whose unknown rests on missing data."""
+    return {item.employee_id for item in result.evidence if isinstance(item, NoDataEvidence)}
 
 
 def _ask_model(

@@ -22,24 +22,26 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from agents.contracts import SpecialistResult
+from agents.contracts import SpecialistResult, VanpoolMonthEvidence
 from agents.tracing import RunTrace, save_trace_trees
-from audit.decide import ALL_CHECKS, Decision, decide, input_hashes
-from audit.facts import VanpoolFacts, facts_json, preload_vanpools
+from audit.decide import ALL_CHECKS, VAN_CHECKS, Decision, decide, input_hashes
+from audit.facts import VanpoolFacts, facts_json, preload_vanpools, with_rides
 from caseloop.rulings import (
     AlreadyDecided,
     decide_verification,
     route_for_review,
     with_standing_rulings,
 )
+from cases.kinds import ReviewVanpool
 from cases.lifecycle import (
     Actor,
     IllegalTransition,
     open_case,
+    request_review,
     transition,
     update_findings,
 )
-from cases.models import Case, Verification
+from cases.models import Case, PendingAction, Verification
 from poolpatrol.logcontext import log_context
 from poolpatrol.privacy import withhold_home_points
 from poolpatrol.queue import enqueue_outreach
@@ -80,7 +82,8 @@ def audit_vanpool(
     checks: Sequence[str] = ALL_CHECKS,
     actor: Actor = AGENT,
 ) -> AuditOutcome:
-    facts = preload_vanpools([vanpool_id]).get(vanpool_id)
+    audit_date = audit_date or timezone.localdate()
+    facts = preload_vanpools([vanpool_id], audit_date).get(vanpool_id)
     if facts is None:
         raise UnknownVanpool(f"no vanpool {vanpool_id!r}")
     return audit_preloaded(facts, audit_date=audit_date, checks=checks, actor=actor)
@@ -102,12 +105,14 @@ def audit_vanpools(
     outcome; it does not stop (or roll back) the others.
     """
     ids = list(vanpool_ids)
+    audit_date = audit_date or timezone.localdate()
     size = chunk_size or settings.AUDIT_CHUNK_SIZE
     outcomes: list[AuditOutcome] = []
     for start in range(0, len(ids), size):
         chunk = ids[start : start + size]
         try:
-            done = audit_chunk(chunk, preload_vanpools(chunk), audit_date=audit_date)
+            preloaded = preload_vanpools(chunk, audit_date, rides=False)
+            done = audit_chunk(chunk, preloaded, audit_date=audit_date)
         except Exception as exc:  # the chunk's transaction rolled back whole: say so per vanpool
             done = [_failed(vanpool_id, exc) for vanpool_id in chunk]
         for outcome in done:
@@ -138,21 +143,40 @@ def audit_chunk(
             outcomes[vanpool_id] = AuditOutcome(vanpool_id, "skipped", reason=reason)
         else:
             active.append(facts)
-    hashes = {facts.vanpool_id: _hashes(facts, checks, audit_date) for facts in active}
+    # Encoded once a vanpool: the input hash, and the trace's input when it is decided.
+    encoded = {facts.vanpool_id: facts_json(facts) for facts in active}
+    hashes = {
+        facts.vanpool_id: input_hashes(
+            encoded[facts.vanpool_id], checks, audit_date, settings.LLM_BACKEND
+        )
+        for facts in active
+    }
     audited = _audited_hashes([_vanpool_pk(facts) for facts in active], checks)
     open_cases = _open_cases([_vanpool_pk(facts) for facts in active])
     decided = []
+    changed = [f for f in active if audited.get(_vanpool_pk(f)) != hashes[f.vanpool_id]]
+    # Ride days and swipes are read only for the vanpools that will be decided.
+    loaded = {facts.vanpool_id: facts for facts in with_rides(changed, audit_date)}
     for facts in active:
-        if audited.get(_vanpool_pk(facts)) == hashes[facts.vanpool_id]:
+        if facts.vanpool_id not in loaded:
             # Exactly these facts were audited today: nothing is written (at-least-once tasks).
             case = open_cases.get(_vanpool_pk(facts))
             outcomes[facts.vanpool_id] = AuditOutcome(
                 facts.vanpool_id, "unchanged", case_id=case.case_id if case else ""
             )
             continue
+        facts = loaded[facts.vanpool_id]
         try:
             with log_context(vanpool_id=facts.vanpool_id):
-                decided.append(_decide(facts, audit_date, checks, hashes[facts.vanpool_id]))
+                decided.append(
+                    _decide(
+                        facts,
+                        encoded[facts.vanpool_id],
+                        audit_date,
+                        checks,
+                        hashes[facts.vanpool_id],
+                    )
+                )
         except Exception as exc:  # one bad vanpool must not stop a bulk audit
             outcomes[facts.vanpool_id] = _failed(facts.vanpool_id, exc)
     for outcome in _record(decided, open_cases, audit_date, actor):
@@ -196,12 +220,12 @@ class _Decided:
     root: RunTrace
 
 
-def _hashes(facts: VanpoolFacts, checks: Sequence[str], audit_date: dt.date) -> dict[str, str]:
-    return input_hashes(facts_json(facts), checks, audit_date, settings.LLM_BACKEND)
-
-
 def _decide(
-    facts: VanpoolFacts, audit_date: dt.date, checks: Sequence[str], hashes: dict[str, str]
+    facts: VanpoolFacts,
+    encoded: dict,
+    audit_date: dt.date,
+    checks: Sequence[str],
+    hashes: dict[str, str],
 ) -> _Decided:
     root = RunTrace(
         agent=AGENT,
@@ -212,7 +236,7 @@ def _decide(
             # The facts as audited, but a rider's home point as its source:
             # the evidence keeps the distance; the point is for auditors' eyes
             # only, on the employee's record, not copied into every trace.
-            "facts": withhold_home_points(facts_json(facts)),
+            "facts": withhold_home_points(encoded),
         },
     )
     results, decision = decide(facts, audit_date, checks, root)
@@ -302,6 +326,8 @@ def _apply(
     open_case_row = open_cases.get(_vanpool_pk(item.facts))
     decision = with_standing_rulings(open_case_row, item.decision)
     case, case_action = _apply_decision(item.facts, open_case_row, decision, actor, audit_date)
+    if case is not None:
+        case = _route_van_finding(case, decision, item.results, actor, audit_date)
     return case, case_action, decision
 
 
@@ -419,6 +445,57 @@ def _apply_decision(
         action = "updated" if changed else "none"
     case = route_for_review(case, decision, actor, audit_date)
     return case, action
+
+
+def _route_van_finding(
+    case: Case,
+    decision: Decision,
+    results: dict[str, SpecialistResult],
+    actor: Actor,
+    audit_date: dt.date,
+) -> Case:
+    """A case about the van alone goes to its coordinator as a card; no rider is written to.
+
+    Only when nothing else holds the case: a rider's failure is written to as
+    usual (the van's finding is on the case page), and an unknown waits for its
+    ruling first. One card per van and month; a newer month replaces it.
+    """
+    van_failed = [check for check in decision.failed_checks if check in VAN_CHECKS]
+    riders_fail = any("fail" in checks.values() for checks in decision.rider_flags.values())
+    if not van_failed or riders_fail or decision.unknown_checks or case.status == Status.CLOSED:
+        return case
+    result = results.get("vanpool_rules")
+    month = next(
+        (
+            item
+            for item in (result.evidence if result else [])
+            if isinstance(item, VanpoolMonthEvidence)
+        ),
+        None,
+    )
+    if result is None or month is None:
+        return case
+    pending = PendingAction.objects.of(ReviewVanpool).filter(
+        case=case, status=PendingAction.Status.PENDING
+    )
+    if any(action.ask_as(ReviewVanpool).month == month.month for action in pending):
+        return case
+    pending.update(
+        status=PendingAction.Status.SUPERSEDED,
+        decided_at=timezone.now(),
+        note="a newer month's audit asked again",
+    )
+    ask = ReviewVanpool(
+        vanpool_id=month.vanpool_id,
+        month=month.month,
+        rules=dict(month.rules),
+        details=result.reasoning,
+        audit_date=audit_date,
+    )
+    failed = ", ".join(rule for rule, verdict in month.rules.items() if verdict == "fail")
+    note = f"the van's {month.month} fails §132(f) ({failed}): for its coordinator"
+    _, held = request_review(case, ask, actor=actor, note=note)
+    return held or case
 
 
 __all__ = [

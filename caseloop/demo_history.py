@@ -6,7 +6,9 @@ weekly trend mean something on a first run. fixtures/demo/history.json says
 who the quarter's riders are, what goes wrong for each, what they reply and
 when, and what the coordinator decides. This module plays it:
 
-- HR's roster files, through the importer (``vanpools.importing.import_data``);
+- HR's roster files, through the importer (``vanpools.importing.import_data``),
+  and the quarter's trip logs, gate swipes, permits and monthly reports
+  (``vanpools.demo_records``) once the roster lists the quarter's riders;
 - every Monday's audit of the quarter's vanpools (``caseloop.audits``), which
   writes to flagged riders as it always does;
 - a daily deadline sweep (``caseloop.loop.deadlines.process_timeouts``): reminders,
@@ -18,9 +20,10 @@ when, and what the coordinator decides. This module plays it:
 Each step runs at its own moment on a frozen clock (time-machine) with the
 task queue inline, so every row carries the time the product would have
 given it, and nothing is written that the product could not write itself.
-The quarter's riders are employees of their own on vans that pass today's
-audit, and the story closes every case it opens: today's audit finds what it
-finds without the history.
+The quarter's riders are employees of their own on vans whose only findings
+today are the records' seeded riders (their problems start after the past's
+last audit), and the story closes every case it opens: today's audit finds
+what it finds without the history.
 """
 
 import datetime as dt
@@ -49,6 +52,7 @@ from outreach.answer_page import BY_NAME, Answer, store_answer
 from outreach.inbound import receive_raw
 from outreach.models import Message
 from poolpatrol.queue import run_inline
+from vanpools.demo_records import load_demo_records
 from vanpools.importing import import_data
 from vanpools.models import Employee
 
@@ -189,6 +193,9 @@ class Scenario(BaseModel):
     sweep_at: dt.time  # every day, the deadline sweep runs
     vanpools: list[str]
     roster_at: When  # HR's file first lists the quarter's riders
+    # The demo's ride, permit and monthly records (fixtures/demo/records) were made for
+    # this quarter's riders: imported with the roster when true.
+    records: bool = False
     riders: list[dict[str, Any]]
     stories: list[Story]
 
@@ -322,8 +329,19 @@ def timeline(scenario: Scenario, this_monday: dt.date) -> list[Step]:
             0,
             lambda: roster.import_rows(scenario.employee_ids, "HR roster: the quarter's riders"),
             "HR roster",
-        )
+        ),
     ]
+    if scenario.records:
+        # With the riders on the roster: the quarter's trip logs, gate swipes, permits
+        # and monthly reports, so every weekly audit reads the rides it would have.
+        steps.append(
+            Step(
+                scenario.roster_at.moment(this_monday),
+                0,
+                lambda: load_demo_records(this_monday),
+                "ride, permit and monthly records",
+            )
+        )
     steps += weekly_audits(scenario, this_monday)
     steps += daily_sweeps(scenario, this_monday)
     for story in scenario.stories:

@@ -3,21 +3,18 @@
 Each row says what an auditor files: the case and its vanpool, where it
 stands, why it was opened, which riders fail which checks, and the evidence
 the checks wrote (the reasoning of the newest verification of each failed
-check). No home address: a spreadsheet travels further than the admin.
+check). No home address: a spreadsheet travels further than the admin; no
+cell a spreadsheet would run as a formula (``poolpatrol.spreadsheets``).
 """
 
-import csv
-import io
-import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from django.db.models import Prefetch, QuerySet
 from django.utils import timezone
-from openpyxl import Workbook
-from openpyxl.utils import get_column_letter
 
 from cases.models import Case, Verification
+from poolpatrol import spreadsheets
 
 COLUMNS = (
     "case_id", "vanpool_id", "work_site", "status", "outcome", "reason", "failed_checks",
@@ -91,48 +88,8 @@ def _when(value: object) -> str:
 
 
 def as_csv(rows: Iterable[Finding]) -> str:
-    out = io.StringIO()
-    writer = csv.writer(out)
-    writer.writerow(COLUMNS)
-    writer.writerows([_inert(value) for value in row.values] for row in rows)
-    return out.getvalue()
+    return spreadsheets.as_csv(COLUMNS, (row.values for row in rows))
 
 
 def as_xlsx(rows: Iterable[Finding]) -> bytes:
-    book = Workbook()
-    sheet = book.active
-    assert sheet is not None  # a new workbook has one sheet
-    sheet.title = "Findings"
-    sheet.append(COLUMNS)
-    widths = [len(name) for name in COLUMNS]
-    for row in rows:
-        sheet.append(list(row.values))
-        for cell in sheet[sheet.max_row]:
-            cell.data_type = "s"  # text stays text: never a formula, a number or a date
-        widths = [max(w, min(len(v), 60)) for w, v in zip(widths, row.values, strict=True)]
-    for index, width in enumerate(widths, start=1):
-        sheet.column_dimensions[get_column_letter(index)].width = width + 2
-    sheet.freeze_panes = "A2"
-    out = io.BytesIO()
-    book.save(out)
-    return out.getvalue()
-
-
-# A spreadsheet reads a cell that starts with one of these as a formula (a tab or
-# a carriage return before the formula hides it from a first-character check).
-FORMULA_STARTS = "=+-@\t\r"
-# Which character splits a line into cells is the reader's locale and import
-# choice, not ours: "Fremont;=1+1;" is one cell here and a live formula where
-# ";" separates. Line breaks count too, for readers that ignore the quotes.
-CELL_SEPARATORS = ",;\t|\r\n"
-_FORMULA = re.compile(
-    rf"(^|[{re.escape(CELL_SEPARATORS)}])([ \"]*)(?=[{re.escape(FORMULA_STARTS)}])"
-)
-
-
-def _inert(value: str) -> str:
-    """``value`` with a quote before every formula start, at the beginning of the value
-    and after any character a spreadsheet may split cells on (spaces and quotes between
-    them skipped, as a reader may trim them): every piece stays text (rider's words
-    reach the evidence column, an HR export the work site)."""
-    return _FORMULA.sub(lambda match: f"{match.group(1)}{match.group(2)}'", value)
+    return spreadsheets.as_xlsx(COLUMNS, (row.values for row in rows), "Findings")

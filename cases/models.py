@@ -44,6 +44,10 @@ class Case(PublicIdModel):
         SHIFT = "shift_mismatch", "shift mismatch"
         LOCATION = "location_mismatch", "location mismatch"
         BOTH = "both", "shift and location"
+        RIDERSHIP = "ridership", "seat held but not ridden"
+        PARKING = "parking", "parking permit and a seat"
+        VANPOOL_RULES = "vanpool_rules", "van below the §132(f) rules"
+        MULTIPLE = "multiple", "several checks"
         UNKNOWN = "unknown"
 
     case_id = models.CharField("case ID", max_length=13, unique=True, editable=False)
@@ -118,6 +122,9 @@ class Verification(models.Model):
     class CheckType(models.TextChoices):
         LOCATION = "location"
         SHIFT = "shift"
+        RIDERSHIP = "ridership"
+        PARKING = "parking"
+        VANPOOL_RULES = "vanpool_rules", "vanpool rules"
 
     class Verdict(models.TextChoices):
         PASS = "pass"

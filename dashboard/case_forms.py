@@ -47,6 +47,10 @@ REASONS: dict[str, tuple[str, list[str]]] = {
     "shift": ("Shift failed", [Case.Reason.SHIFT, Case.Reason.BOTH]),
     "location": ("Location failed", [Case.Reason.LOCATION, Case.Reason.BOTH]),
     "both": ("Both failed", [Case.Reason.BOTH]),
+    "ridership": ("Seat not ridden", [Case.Reason.RIDERSHIP]),
+    "parking": ("Parking permit", [Case.Reason.PARKING]),
+    "vanpool_rules": ("Van below §132(f)", [Case.Reason.VANPOOL_RULES]),
+    "multiple": ("Several checks failed", [Case.Reason.MULTIPLE]),
     "unknown": ("Undecided (rules could not tell)", [Case.Reason.UNKNOWN]),
 }
 

@@ -417,6 +417,10 @@ REASON_TEXT: dict[str, str] = {
     Case.Reason.SHIFT: "Shift mismatch",
     Case.Reason.LOCATION: "Location mismatch",
     Case.Reason.BOTH: "Shift and location mismatch",
+    Case.Reason.RIDERSHIP: "Seat held but not ridden",
+    Case.Reason.PARKING: "Parking permit beside a seat",
+    Case.Reason.VANPOOL_RULES: "Van below the §132(f) rules",
+    Case.Reason.MULTIPLE: "Findings of several checks",
     Case.Reason.UNKNOWN: "A check the rules could not decide",
 }
 

@@ -14,6 +14,7 @@ from dashboard import desk_metrics, program
 from dashboard.access import dashboard_view
 from dashboard.charts.bars import bar_chart
 from dashboard.charts.trend import TrendChart, TrendWeek, trend_chart
+from dashboard.program_checks import check_summary
 from vanpools.scope import is_scoped, visible
 
 STATUS_TONES: dict[str, str] = {
@@ -142,6 +143,7 @@ def program_page(request: HttpRequest) -> HttpResponse:
         "decision_minutes": program.HUMAN_DECISION_MINUTES,
         # A run covers the whole program: its chunk counts are not one site's to read.
         "audit_run": None if is_scoped(user) else program.latest_audit_run(),
+        "checks": check_summary(user=user),
         "desk": desk,
         "desk_decided": any(row.decided for row in desk),
     }

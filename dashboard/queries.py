@@ -6,6 +6,7 @@ messages, re-audits) in one query per kind of record, never one per row.
 What a queue card of one kind gathers is in its card module (``dashboard/cards/``).
 """
 
+import datetime as dt
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -140,6 +141,33 @@ class EvidenceItem:
     @property
     def van_source(self) -> str:
         return str(self.item.get("van_schedule_source", "")).replace("_", " ")
+
+    @property
+    def calendar_weeks(self) -> list[list[dict[str, str]]]:
+        """A ridership window as weeks of days (Mon–Sun), each marked as the check read it.
+
+        ``aboard`` and ``missed`` are counted workdays the data covers; ``holiday``,
+        ``leave`` and ``before_joined`` are excused; ``not_covered`` has no data;
+        a day that is no scheduled workday is blank.
+        """
+        marks = self.item.get("calendar") or {}
+        try:
+            start = dt.date.fromisoformat(str(self.item.get("window_start")))
+            end = dt.date.fromisoformat(str(self.item.get("window_end")))
+        except ValueError:
+            return []
+        first = start - dt.timedelta(days=start.weekday())
+        weeks: list[list[dict[str, str]]] = []
+        day = first
+        while day <= end:
+            week = []
+            for _ in range(7):
+                inside = start <= day <= end
+                mark = str(marks.get(day.isoformat(), "")) if inside else "outside"
+                week.append({"date": day.isoformat(), "day": str(day.day), "mark": mark})
+                day += dt.timedelta(days=1)
+            weeks.append(week)
+        return weeks
 
 
 def citation_links(item: dict[str, Any]) -> list[tuple[str, str]]:

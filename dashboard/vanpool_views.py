@@ -33,6 +33,7 @@ from audit.shift.van import VanSchedule, read_van_schedule
 from cases.models import Case
 from dashboard.access import HtmxHttpRequest, dashboard_view, paginate
 from dashboard.charts import vanpool_map, week
+from dashboard.charts.occupancy import occupancy_chart
 from dashboard.vanpool_forms import CLEAR, FLAGGED, VanpoolFilterForm
 from poolpatrol.privacy import may_see_home
 from vanpools.geo import OfflineDistanceProvider, Point, zip_centroid
@@ -367,6 +368,7 @@ def vanpool_detail(request: HttpRequest, vanpool_id: str) -> HttpResponse:
         "pickup_problem": pickup_problem,
         "map": _map(vanpool, rows, pickup_point, limit, provider.circuity),
         "week": week_chart(vanpool, rows, facts, timezone.localdate()),
+        "occupancy": occupancy_chart(vanpool, timezone.localdate()),
         "show_address": exact,
         "flagged_count": sum(row.flagged for row in rows),
         "unplaced": [row for row in rows if row.map_point is None],

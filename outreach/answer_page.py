@@ -36,7 +36,7 @@ from vanpools.models import Employee
 
 logger = logging.getLogger(__name__)
 
-Fits = Literal["location", "shift", "any"]
+Fits = Literal["location", "shift", "ridership", "parking", "any"]
 # What the loop does with a choice (caseloop.loop.reading.answer_reading):
 # "recheck" re-audits the failed checks now; "read" reads the rider's words as
 # a reply; "question" answers them; "person" asks a person; "escalate" drafts a
@@ -79,6 +79,15 @@ CHOICES: tuple[Choice, ...] = (
     Choice(
         "on_leave", _("I'm on leave until…"), "shift", "person", takes_text=True, takes_date=True
     ),
+    # The gate or the trip log can miss a rider who is aboard: only a person can hear that out.
+    Choice(
+        "rides_not_recorded",
+        _("I ride but don't always badge in"),
+        "ridership",
+        "person",
+        takes_text=True,
+    ),
+    Choice("permit_returned", _("I've returned my parking permit"), "parking", "recheck"),
     Choice("give_up_seat", _("I don't need my seat any more"), "any", "give_up_seat"),
     Choice("question", _("I have a question"), "any", "question", takes_text=True, needs_text=True),
     Choice("talk_to_person", _("I'd like to talk to a person"), "any", "escalate", takes_text=True),

@@ -30,6 +30,7 @@ from outreach.answer_page import (
     store_answer,
 )
 from outreach.compose import RiderFacts, rider_facts
+from outreach.localize import deadline_text
 from outreach.models import AnswerLink, Message
 from outreach.rider_language import rider_language
 from vanpools.models import Employee
@@ -137,12 +138,24 @@ def _page(
         "facts": facts,
         "form": form,
         "sent": sent,
-        "given": [(m, BY_NAME.get(m.answer.get("choice", ""))) for m in given],
+        "given": [_given_row(message) for message in given],
         "latest": given[-1] if given else None,
         "text_choices": [c.name for c in form.offered if c.takes_text],
         "date_choices": [c.name for c in form.offered if c.takes_date],
     }
     return _private(render(request, "rider/answer/page.html", context, status=status))
+
+
+def _given_row(message: Message) -> tuple[Message, Choice | None, str, str]:
+    """An answer so far: its choice, the day it came and any "until" date, as the language
+    writes a day (the page's deadline's format), never a locale's default or an ISO date."""
+    until = message.answer.get("until") or ""
+    return (
+        message,
+        BY_NAME.get(message.answer.get("choice", "")),
+        deadline_text(timezone.localdate(message.received_at)),
+        deadline_text(dt.date.fromisoformat(until)) if until else "",
+    )
 
 
 def _refused(request: HttpRequest, why: str, status: int) -> HttpResponse:

@@ -25,7 +25,14 @@ from audit.facts import shift_facts
 from audit.location import shown_miles
 from audit.shift.readings import Unreadable, WeeklySchedule, read_shift
 from cases.models import Case, Verification
-from outreach.localize import deadline_text, hours_text, number_text, place_text
+from outreach.localize import (
+    day_range_text,
+    deadline_text,
+    full_date_text,
+    hours_text,
+    number_text,
+    place_text,
+)
 from poolpatrol.languages import BY_CODE, SHIPPED
 from vanpools.models import Employee, Shift, Vanpool
 from vanpools.schedules import ScheduleError, parse_weekly
@@ -35,10 +42,17 @@ INITIAL_TEMPLATES: dict[frozenset[str], str] = {
     frozenset({"shift"}): "shift_mismatch",
     frozenset({"location"}): "location_mismatch",
     frozenset({"location", "shift"}): "both_mismatch",
+    frozenset({"ridership"}): "ridership_mismatch",
+    frozenset({"parking"}): "parking_conflict",
 }
+# The checks a rider can fail (the vanpool rules judge the van, and write to no rider);
+# any other mix of them gets the letter that names each finding.
+RIDER_CHECKS = frozenset({"location", "shift", "ridership", "parking"})
+SEVERAL_FINDINGS = "several_findings"
 TEMPLATES: frozenset[str] = frozenset(
     {
         *INITIAL_TEMPLATES.values(),
+        SEVERAL_FINDINGS,
         "answer",
         "still_shows",
         "reminder",
@@ -89,14 +103,40 @@ class RiderFacts:
     portal_url: str
     program_name: str
     contact_email: str
+    # Ridership: the rider's days aboard against the days counted, and the rule.
+    rides_aboard: int = 0
+    rides_counted: int = 0  # the workdays counted that the data covers
+    rides_required: int = 0
+    rides_excused: int = 0  # leave, PTO and holidays left out
+    rides_start: dt.date | None = None
+    rides_end: dt.date | None = None
+    rides_min_share: float | None = None  # the rule: a share of workdays…
+    rides_min_days_per_week: float | None = None  # …or days a week
+    rides_by_badge: bool = False  # only the gate's swipes covered the days counted
+    swipe_window_minutes: int = 0
+    # Parking: each permit in force beside the seat.
+    permits: tuple["PermitFacts", ...] = ()
 
     @property
     def location_failed(self) -> bool:
         return "location" in self.failed_checks
 
     @property
+    def ridership_failed(self) -> bool:
+        return "ridership" in self.failed_checks
+
+    @property
+    def parking_failed(self) -> bool:
+        return "parking" in self.failed_checks
+
+    @property
     def shift_failed(self) -> bool:
         return "shift" in self.failed_checks
+
+    @property
+    def seat_findings_only(self) -> bool:
+        """Only ridership or parking failed: nothing in the employee portal to correct."""
+        return bool(self.failed_checks) and not (self.location_failed or self.shift_failed)
 
     @property
     def record_kind(self) -> str:
@@ -142,6 +182,44 @@ class RiderFacts:
     def van_hours_text(self) -> str:
         return hours_text(self.van_hours)
 
+    @property
+    def rides_window_text(self) -> str:
+        """'October 26 – November 22': the days the ridership check looked at."""
+        if self.rides_start is None or self.rides_end is None:
+            return ""
+        return day_range_text(self.rides_start, self.rides_end)
+
+    @property
+    def rides_percent_text(self) -> str:
+        """'80': the share of workdays the rule asks for, as a percentage."""
+        if self.rides_min_share is None:
+            return ""
+        return number_text(f"{self.rides_min_share * 100:g}")
+
+    @property
+    def rides_days_per_week_text(self) -> str:
+        if self.rides_min_days_per_week is None:
+            return ""
+        return number_text(f"{self.rides_min_days_per_week:g}")
+
+
+@dataclass(frozen=True)
+class PermitFacts:
+    """A parking permit in force beside the rider's seat, as the parking check cited it."""
+
+    permit_id: str
+    lot: str
+    valid_from: dt.date | None
+    valid_to: dt.date | None  # None: no end
+
+    @property
+    def valid_from_text(self) -> str:
+        return full_date_text(self.valid_from) if self.valid_from else ""
+
+    @property
+    def valid_to_text(self) -> str:
+        return full_date_text(self.valid_to) if self.valid_to else ""
+
 
 @dataclass(frozen=True)
 class RenderedEmail:
@@ -185,6 +263,15 @@ def rider_facts(case: Case, employee: Employee) -> RiderFacts:
     day = _evidence(latest.get("shift"), eid, "shift_day")
     flags = case.meta.get("rider_flags", {}).get(eid, {})
     shift = employee.shift
+    rides = _evidence(latest.get("ridership"), eid, "ridership_summary")
+    permits = [
+        item
+        for item in (latest["parking"].evidence if "parking" in latest else []) or []
+        if isinstance(item, dict)
+        and item.get("employee_id") == eid
+        and item.get("type") == "parking_permit"
+        and item.get("conflict")
+    ]
     return RiderFacts(
         first_name=employee.first_name,
         employee_id=eid,
@@ -211,7 +298,50 @@ def rider_facts(case: Case, employee: Employee) -> RiderFacts:
         portal_url=settings.EMPLOYEE_PORTAL_URL,
         program_name=settings.PROGRAM_NAME,
         contact_email=settings.PROGRAM_CONTACT_EMAIL,
+        **_ride_facts(rides),
+        permits=tuple(_permit_facts(item) for item in permits),
     )
+
+
+def _ride_facts(item: dict[str, Any]) -> dict[str, Any]:
+    """The ridership finding as the letter needs it: counts, the window's days, the rule."""
+    if not item:
+        return {}
+    # The days the letter speaks of: the first to the last workday the data covered
+    # (aboard or missed), not the window's ends when the records stop short of them.
+    calendar = item.get("calendar") or {}
+    counted = sorted(day for day, mark in calendar.items() if mark in ("aboard", "missed"))
+    share, per_week = _float(item.get("min_share")), _float(item.get("min_days_per_week"))
+    if share is None and per_week is None:  # evidence from before the rule was kept as numbers
+        share, per_week = settings.RIDERSHIP_MIN_SHARE, settings.RIDERSHIP_MIN_DAYS_PER_WEEK
+    return {
+        "rides_aboard": int(item.get("aboard") or 0),
+        "rides_counted": int(item.get("covered") or 0),
+        "rides_required": int(item.get("required") or 0),
+        "rides_excused": int(item.get("scheduled") or 0) - int(item.get("counted") or 0),
+        "rides_start": _day(counted[0] if counted else item.get("window_start")),
+        "rides_end": _day(counted[-1] if counted else item.get("window_end")),
+        "rides_min_share": share,
+        "rides_min_days_per_week": per_week if share is None else None,
+        "rides_by_badge": item.get("sources") == ["badge_swipes"],
+        "swipe_window_minutes": settings.RIDERSHIP_SWIPE_WINDOW_MINUTES,
+    }
+
+
+def _permit_facts(item: dict[str, Any]) -> PermitFacts:
+    return PermitFacts(
+        permit_id=str(item.get("permit_id") or ""),
+        lot=str(item.get("lot") or ""),
+        valid_from=_day(item.get("valid_from")),
+        valid_to=_day(item.get("valid_to")),
+    )
+
+
+def _day(iso: object) -> dt.date | None:
+    try:
+        return dt.date.fromisoformat(str(iso))
+    except ValueError:
+        return None
 
 
 def _evidence(verification: Verification | None, employee_id: str, kind: str) -> dict[str, Any]:
@@ -275,7 +405,10 @@ def _deadline(case: Case) -> dt.date | None:
 
 def initial_template_for(failed_checks: list[str]) -> str:
     """The first letter for a rider failing these checks."""
-    template = INITIAL_TEMPLATES.get(frozenset(failed_checks))
+    failed = frozenset(failed_checks)
+    template = INITIAL_TEMPLATES.get(failed)
+    if template is None and failed and failed <= RIDER_CHECKS:
+        template = SEVERAL_FINDINGS
     if template is None:
         raise ValueError(f"no first letter for failed checks {sorted(failed_checks)!r}")
     return template
@@ -311,8 +444,12 @@ def render_email(
 
 # The templates join whole sentences with a space; Chinese and Japanese run
 # sentences together, so a space after their full stop (or closing bracket)
-# before more of their script is dropped.
-_CJK_GAP = re.compile(r"(?<=[。！？；：）」』])[ ]+(?=[\u3000-\u30ff\u3400-\u9fff\uff00-\uffef])")
+# before more of their script is dropped, and so is one between their script
+# and an opening full-width bracket ("5天中的5天（未计入2天休假）").
+_CJK_GAP = re.compile(
+    r"(?<=[。！？；：）」』])[ ]+(?=[\u3000-\u30ff\u3400-\u9fff\uff00-\uffef])"
+    r"|(?<=[\u3000-\u30ff\u3400-\u9fff])[ ]+(?=[（「『])"
+)
 
 
 def _joined(text: str) -> str:

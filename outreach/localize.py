@@ -50,6 +50,24 @@ def deadline_text(day: dt.date) -> str:
     return date_format(day, pgettext("date format of a deadline", "l, F j"))
 
 
+def day_range_text(start: dt.date, end: dt.date) -> str:
+    """The days a check looked at, first to last: 'October 26 – November 22'."""
+    # Translators: Django's date format for the first and last day of a few weeks
+    # (a month name or number and the day, no weekday, no year).
+    day_format = pgettext("date format of a day in a range", "F j")
+    # Translators: the first and last day of the weeks a check looked at, both included.
+    return pgettext("a range of days", "%(start)s – %(end)s") % {
+        "start": date_format(start, day_format),
+        "end": date_format(end, day_format),
+    }
+
+
+def full_date_text(day: dt.date) -> str:
+    """A day with its year, as a permit's first or last day: 'September 1, 2026'."""
+    # Translators: Django's date format for a day with its year (no weekday).
+    return date_format(day, pgettext("date format of a day with its year", "F j, Y"))
+
+
 def number_text(value: str) -> str:
     """A number already rounded for people ('88.9'), with the language's decimal mark."""
     return number_format(Decimal(value))

@@ -105,5 +105,7 @@ def withhold_home_points(value: Any) -> Any:
     if isinstance(value, list):
         return [withhold_home_points(item) for item in value]
     if isinstance(value, str):
+        if "home" not in value:  # both patterns name it; most strings (dates, IDs) never do
+            return value
         return _POINT_IN_TEXT.sub(_POINT_IN_TEXT_SOURCE, _QUOTED_POINT.sub(r"\1", value))
     return value

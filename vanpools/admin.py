@@ -24,7 +24,9 @@ from poolpatrol.admin_display import (
     short,
 )
 from poolpatrol.privacy import HOME_FIELDS, may_see_home
+from vanpools import admin_records  # noqa: F401  (registers the ride and permit records)
 from vanpools.admin_import import import_view
+from vanpools.admin_report import monthly_report_action
 from vanpools.admin_scope import RecordHistoryAdmin, ScopedAdmin
 from vanpools.models import CoordinatorSite, Employee, Leave, Rider, Shift, Vanpool
 from vanpools.scope import vanpools_for, visible_sites
@@ -122,9 +124,9 @@ class VanpoolAdmin(RecordHistoryAdmin, ScopedAdmin):
         "riders__employee__email",
     ]
     list_select_related = ["coordinator"]
-    readonly_fields = ["seats", "created_at", "updated_at"]
+    readonly_fields = ["seated", "created_at", "updated_at"]
     fieldsets = [
-        (None, {"fields": ["vanpool_id", "name", "status", "coordinator", "seats"]}),
+        (None, {"fields": ["vanpool_id", "name", "status", "coordinator", "seated"]}),
         (
             "Work site",
             {"fields": ["work_site", "work_site_address", ("work_site_lat", "work_site_lng")]},
@@ -134,9 +136,17 @@ class VanpoolAdmin(RecordHistoryAdmin, ScopedAdmin):
             {"fields": ["pickup_address", "pickup_zip", ("pickup_lat", "pickup_lng")]},
         ),
         ("Audit rules", {"fields": ["capacity", "schedule", "max_commute_miles"]}),
+        ("§132(f) and the monthly report", {"fields": ["seats", "miles_per_trip"]}),
         ("Record", {"fields": ["created_at", "updated_at"]}),
     ]
     inlines = [RiderInline, CaseInline]
+    actions = ["export_monthly_report"]
+
+    @admin.action(description="Export the selected vanpools' monthly report (CSV or XLSX)")
+    def export_monthly_report(
+        self, request: HttpRequest, queryset: QuerySet[Vanpool]
+    ) -> HttpResponse:
+        return monthly_report_action(self, request, queryset)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Vanpool]:
         open_cases = Case.objects.exclude(status=Case.Status.CLOSED)
@@ -173,7 +183,7 @@ class VanpoolAdmin(RecordHistoryAdmin, ScopedAdmin):
         return str(vanpool.max_commute_miles)
 
     @admin.display(description="seats")
-    def seats(self, vanpool: "WithAnnotations[Vanpool, _VanpoolTotals]") -> SafeString | str:
+    def seated(self, vanpool: "WithAnnotations[Vanpool, _VanpoolTotals]") -> SafeString | str:
         if vanpool.pk is None:
             return EMPTY
         return format_html(

@@ -31,6 +31,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from vanpools.importing import KINDS, ImportFailed, ImportResult, RowError, import_file
+from vanpools.importing.records import RECORD_KINDS, import_records, record_kind_of
 from vanpools.models import RosterUpload
 
 ROSTER_SUFFIXES = (".csv", ".json")
@@ -54,8 +55,9 @@ class RosterUploadForm(forms.Form):
     )
     kind = forms.ChoiceField(
         required=False,
-        choices=[("", "from the file's columns"), *((kind, kind) for kind in KINDS)],
-        help_text="What a CSV's rows are, when its header does not say.",
+        choices=[("", "from the file's columns"), *((kind, kind) for kind in KINDS + RECORD_KINDS)],
+        help_text="What a CSV's rows are, when its header does not say. Trip logs, ride days, "
+        "badge swipes, permits, vanpool months and holidays import here too.",
     )
 
     def clean_roster(self) -> UploadedFile:
@@ -129,7 +131,7 @@ def _confirm(model_admin: admin.ModelAdmin, request: HttpRequest) -> HttpRespons
             messages.success(request, "Imported: " + _counts_text(result))
             for warning in result.warnings:
                 messages.warning(request, warning)
-            return HttpResponseRedirect(reverse("admin:vanpools_employee_changelist"))
+            return HttpResponseRedirect(reverse(_changelist(result)))
     # The records changed since the preview: show what is wrong now.
     RosterUpload.objects.filter(pk=upload.pk).delete()
     context: dict[str, object] = {
@@ -150,13 +152,32 @@ def _run(upload: RosterUpload, *, dry_run: bool) -> ImportResult:
         if upload.mapping is not None:
             mapping = Path(folder) / f"mapping{Path(upload.mapping_name).suffix.lower()}"
             mapping.write_bytes(bytes(upload.mapping))
+        kind = upload.kind or None
+        if kind in RECORD_KINDS or (kind is None and record_kind_of(roster, mapping)):
+            return import_records(roster, kind=kind, dry_run=dry_run, mapping=mapping)
         return import_file(
             roster,
-            kind=upload.kind or None,
+            kind=kind,
             dry_run=dry_run,
             mapping=mapping,
             run_name=f"upload {upload.roster_name}",
         )
+
+
+# Where an import's rows are listed: the roster's employees, or the records' own list.
+RECORD_LISTS = {
+    "trips": "trip",
+    "ride_days": "rideday",
+    "badge_swipes": "badgeswipe",
+    "permits": "parkingpermit",
+    "vanpool_months": "vanpoolmonth",
+    "holidays": "holiday",
+}
+
+
+def _changelist(result: ImportResult) -> str:
+    model = next((RECORD_LISTS[k] for k in result.kinds if k in RECORD_LISTS), "employee")
+    return f"admin:vanpools_{model}_changelist"
 
 
 def _counts_text(result: ImportResult) -> str:
@@ -177,7 +198,7 @@ def _render(
         **model_admin.admin_site.each_context(request),
         "title": "Import roster",
         "opts": model_admin.model._meta,
-        "kinds": KINDS,
+        "kinds": KINDS + RECORD_KINDS,
     }
     return TemplateResponse(request, "admin/vanpools/roster_import.html", context)
 

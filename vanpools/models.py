@@ -14,6 +14,7 @@ from django.db.models import Q
 from poolpatrol.languages import CODES as LANGUAGE_CODES
 from poolpatrol.languages import SHIPPED as SHIPPED_LANGUAGES
 from vanpools.history import tracked
+from vanpools.program import Holiday, ParkingPermit, VanpoolMonth
 from vanpools.schedules import (
     ScheduleError,
     Span,
@@ -21,6 +22,23 @@ from vanpools.schedules import (
     parse_rotation,
     parse_weekly,
 )
+from vanpools.trips import BadgeSwipe, DataCoverage, RideDay, Trip
+
+__all__ = [
+    "BadgeSwipe",
+    "DataCoverage",
+    "Employee",
+    "Holiday",
+    "Leave",
+    "ParkingPermit",
+    "RideDay",
+    "Rider",
+    "RosterUpload",
+    "Shift",
+    "Trip",
+    "Vanpool",
+    "VanpoolMonth",
+]
 
 ZIP_RE = r"^\d{5}(-\d{4})?$"
 zip_validator = RegexValidator(ZIP_RE, "Enter a US ZIP code: 5 digits, or ZIP+4 like 02139-4307.")
@@ -154,6 +172,16 @@ class Vanpool(models.Model):
         blank=True,
         help_text="Operating schedule, same shape as a weekly shift. "
         "Empty: the riders' majority shift is used.",
+    )
+    # IRS §132(f) counts adult seats not counting the driver; unknown until given.
+    seats = models.PositiveSmallIntegerField(
+        "seats (not counting the driver)",
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1), MaxValueValidator(60)],
+    )
+    miles_per_trip = models.FloatField(
+        null=True, blank=True, validators=[MinValueValidator(0)], help_text="Route miles one way."
     )
     max_commute_miles = models.PositiveSmallIntegerField(
         null=True,
@@ -392,7 +420,7 @@ class RosterUpload(models.Model):
     roster = models.BinaryField()
     mapping_name = models.CharField(max_length=200, blank=True)
     mapping = models.BinaryField(null=True, blank=True)
-    kind = models.CharField(max_length=12, blank=True)
+    kind = models.CharField(max_length=20, blank=True)
     uploaded_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.CASCADE, related_name="+"
     )

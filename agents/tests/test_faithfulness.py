@@ -49,6 +49,15 @@ def test_dates_match_in_any_common_spelling_and_a_missing_year_matches_any_year(
     assert unsupported("Reply by December 1.", evidence) == ["December 1"]
 
 
+def test_a_spanish_date_matches_by_its_month_name():
+    evidence = {"deadline": dt.date(2026, 11, 30)}
+    assert check_faithfulness("a más tardar el lunes 30 de noviembre", evidence).faithful
+    assert check_faithfulness("el 30 de noviembre de 2026", evidence).faithful
+    assert unsupported("a más tardar el 1 de diciembre", evidence) == ["1 de diciembre"]
+    # "mar 07:00" is Tuesday at seven in Spanish, not March 7: a time is never a day.
+    assert [c.kind for c in extract_claims("lun–mar 07:00")] == ["time"]
+
+
 def test_times_match_however_they_are_padded_and_a_gap_between_two_is_allowed():
     evidence = {"rider_start": "22:00", "van_arrival": "07:00"}
     assert check_faithfulness("starts 22:00, the van arrives 7:00", evidence).faithful

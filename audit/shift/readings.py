@@ -14,6 +14,7 @@ from audit.facts import ShiftFacts
 from vanpools.hr_text import (
     AmbiguousHours,
     NoDaysGiven,
+    NoHoursGiven,
     RotatingHours,
     RotationLeg,
     read_schedule_text,
@@ -140,6 +141,24 @@ def read_shift(shift: ShiftFacts | None) -> RiderShift:
             "schedule_text",
         ) from None
     return RiderShift(WeeklySchedule(tuple(spans)), "schedule_text")
+
+
+def days_without_hours(shift: ShiftFacts | None) -> tuple[str, ...] | None:
+    """The weekdays HR's text names when it gives no hours ("M/W/F"), else None.
+
+    ``read_shift`` refuses such a text (the shift check needs the hours); a
+    check that counts workdays can take its days.
+    """
+    text = (shift.text or "").strip() if shift is not None else ""
+    if not text or shift is None or shift.schedule or shift.rotation:
+        return None
+    try:
+        read_schedule_text(text)
+    except NoHoursGiven as days_only:
+        return tuple(days_only.days)
+    except ValueError:
+        return None
+    return None
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,10 @@ REASONS: dict[str, str] = {
     Case.Reason.SHIFT: "a shift mismatch",
     Case.Reason.LOCATION: "a location mismatch",
     Case.Reason.BOTH: "a shift and a location mismatch",
+    Case.Reason.RIDERSHIP: "a seat held but not ridden",
+    Case.Reason.PARKING: "a parking permit held beside the seat",
+    Case.Reason.VANPOOL_RULES: "a van below the §132(f) commuter-vehicle rules",
+    Case.Reason.MULTIPLE: "findings of several checks",
     Case.Reason.UNKNOWN: "a check the rules could not decide",
 }
 
@@ -124,6 +128,25 @@ def _why_failed(records: CaseRecords, found: dict[str, Record], question: str) -
                             if item.get("days_on_leave")
                             else "."
                         )
+                    )
+            elif check == "ridership":
+                item = _evidence_for(records, check, employee_id, "ridership_summary")
+                if item:
+                    sentences.append(
+                        f"{_name(records, employee_id)} rode on {number(item.get('aboard'))} of "
+                        f"{number(item.get('covered'))} counted workdays from "
+                        f"{item.get('window_start')} to {item.get('window_end')}; the rule asks "
+                        f"for {number(item.get('required'))} ({item.get('rule')})."
+                    )
+            elif check == "parking":
+                item = _evidence_for(records, check, employee_id, "parking_permit")
+                if item:
+                    sentences.append(
+                        f"{_name(records, employee_id)} holds parking permit "
+                        f"{item.get('permit_id')} for {item.get('lot')}, "
+                        f"valid from {item.get('valid_from')}"
+                        + (f" to {item['valid_to']}" if item.get("valid_to") else "")
+                        + ", beside the seat."
                     )
     if len(sentences) == 1:
         for verification in records.latest.values():

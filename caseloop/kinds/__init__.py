@@ -14,6 +14,7 @@ from caseloop.kinds.decide_verification import DecideVerificationDecision
 from caseloop.kinds.label_reply import LabelReplyDecision
 from caseloop.kinds.match_inbound import MatchInboundDecision
 from caseloop.kinds.review_email import ReviewEmailDecision
+from caseloop.kinds.review_vanpool import ReviewVanpoolDecision
 from cases.kinds import ReviewPayload, UnknownKind, payload_class
 from cases.models import PendingAction
 
@@ -26,6 +27,7 @@ DECISIONS: dict[type[ReviewPayload], KindDecision[Any]] = {
         LabelReplyDecision(),
         MatchInboundDecision(),
         DecideVerificationDecision(),
+        ReviewVanpoolDecision(),
     )
 }
 

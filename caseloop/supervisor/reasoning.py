@@ -91,6 +91,14 @@ def _judge(
         summary = next((i for i in items if i.get("type") == "shift_summary"), None)
         if summary is not None:
             return _judge_shift(employee_id, summary, contradictions, gaps)
+    if check == "ridership":
+        rides = next((i for i in items if i.get("type") == "ridership_summary"), None)
+        if rides is not None:
+            return _judge_ridership(employee_id, rides, contradictions, gaps)
+    if check == "parking":
+        permits = [i for i in items if i.get("type") == "parking_permit"]
+        if permits:
+            return _judge_parking(employee_id, permits, contradictions)
     if (employee_id, check) in package.rulings:
         gaps.append(
             Finding(
@@ -133,6 +141,55 @@ def _judge_distance(
         )
     )
     return "weak" if centroid and ratio < CENTROID_WEAK_RATIO else "adequate"
+
+
+def _judge_ridership(
+    employee_id: str, item: dict[str, Any], contradictions: list[Finding], gaps: list[Finding]
+) -> Strength:
+    aboard, required = int(item.get("aboard", 0)), int(item.get("required", 0))
+    if aboard >= required:
+        contradictions.append(
+            Finding(
+                description=f"{employee_id} is flagged for ridership but rode on {aboard} of "
+                f"{item.get('covered')} counted workdays, at least the {required} asked.",
+                severity="high",
+            )
+        )
+        return "weak"
+    if item.get("sources") == ["badge_swipes"]:
+        # A rider may ride and not badge in; only a person can hear that out.
+        gaps.append(
+            Finding(
+                description=f"{employee_id}'s missed rides rest on gate badge swipes alone.",
+                severity="medium",
+            )
+        )
+        return "adequate"
+    if required - aboard == 1:
+        gaps.append(
+            Finding(
+                description=f"{employee_id} is one ride short of the rule ({aboard} of "
+                f"{required}).",
+                severity="low",
+            )
+        )
+        return "adequate"
+    return "strong"
+
+
+def _judge_parking(
+    employee_id: str, permits: list[dict[str, Any]], contradictions: list[Finding]
+) -> Strength:
+    if any(permit.get("conflict") for permit in permits):
+        return "strong"
+    contradictions.append(
+        Finding(
+            description=f"{employee_id} is flagged for parking but no permit of theirs is in "
+            "force beside the seat.",
+            severity="high",
+        )
+    )
+    return "weak"
 
 
 def _judge_shift(

@@ -1,17 +1,20 @@
 """What each choice on the answer page leads to in the loop: the design's table, for answers."""
 
+import datetime as dt
 import re
 
 import pytest
+from django.conf import settings
 from django.core import mail
 from django.test import Client
+from django.utils import timezone
 
 from caseloop import decisions
 from caseloop.audits import audit_vanpool
 from cases.models import Case, CaseEvent, PendingAction
 from outreach.models import Message
 from tests.factories import EmployeeFactory, RiderFactory, ShiftFactory, VanpoolFactory
-from vanpools.models import Rider
+from vanpools.models import DataCoverage, ParkingPermit, RideDay, Rider
 
 pytestmark = pytest.mark.django_db
 
@@ -154,3 +157,48 @@ def test_a_shift_finding_offers_the_shift_choices_and_rechecks_on_a_new_shift(ru
     late.save()
     case = answer(run, "shift_updated")
     assert (case.status, case.outcome) == (Status.CLOSED, Case.Outcome.RESOLVED)
+
+
+def test_a_parking_finding_offers_the_returned_permit_and_rechecks_on_it(run):
+    vanpool = VanpoolFactory()
+    RiderFactory(vanpool=vanpool, employee=EmployeeFactory(home_zip=NEAR_ZIP))
+    holder = EmployeeFactory(home_zip=NEAR_ZIP)
+    RiderFactory(vanpool=vanpool, employee=holder)
+    DataCoverage.objects.create(kind="permits", work_site="")
+    permit = ParkingPermit.objects.create(
+        permit_id="P-5521", employee=holder, lot="Garage B", valid_from=dt.date(2026, 1, 5)
+    )
+    run(audit_vanpool, vanpool.vanpool_id)
+    page = PAGE.search(mail.outbox[0].body).group(0)
+    body = Client().get(page).content.decode()
+    assert "returned my parking permit" in body
+    assert "home address with HR" not in body and "badge in" not in body
+    permit.status = ParkingPermit.Status.RETURNED
+    permit.save()
+    case = answer(run, "permit_returned")
+    assert (case.status, case.outcome) == (Status.CLOSED, Case.Outcome.RESOLVED)
+    assert not PendingAction.objects.exists()
+
+
+def test_a_ridership_finding_offers_rides_not_recorded_which_a_person_hears_out(run):
+    hours = [{"day": d, "start": "07:00", "end": "15:30"} for d in WEEKDAYS]
+    vanpool = VanpoolFactory(schedule=hours)
+    steady, seldom = (
+        EmployeeFactory(home_zip=NEAR_ZIP, shift=ShiftFactory(schedule=hours)) for _ in range(2)
+    )
+    for employee in (steady, seldom):
+        RiderFactory(vanpool=vanpool, employee=employee, joined=dt.date(2026, 1, 5))
+    today = timezone.localdate()
+    start = today - dt.timedelta(days=settings.RIDERSHIP_WINDOW_DAYS)
+    DataCoverage.objects.create(kind="trips", vanpool=vanpool, start=start, end=today)
+    days = [start + dt.timedelta(days=n) for n in range(settings.RIDERSHIP_WINDOW_DAYS)]
+    for day in (d for d in days if d.weekday() < 5):
+        RideDay.objects.create(vanpool=vanpool, employee=steady, date=day, source="trip")
+    run(audit_vanpool, vanpool.vanpool_id)
+    page = PAGE.search(mail.outbox[0].body).group(0)
+    body = Client().get(page).content.decode()
+    assert "always badge in" in body and "returned my parking permit" not in body
+    case = answer(run, "rides_not_recorded")
+    assert case.status == Status.HITL_REVIEW
+    label = PendingAction.objects.get(status="pending", kind="label_reply")
+    assert "always badge in" in label.payload["why"]

@@ -8,6 +8,7 @@ from django.core.management import CommandError, call_command
 from django_q.models import Schedule
 
 from agents.models import AgentRun
+from audit.decide import ALL_CHECKS
 from caseloop import audits as case_manager
 from caseloop.fanout import run_audit_chunk, start_audit_run
 from caseloop.models import AuditChunk
@@ -92,7 +93,7 @@ def test_it_exits_non_zero_when_an_audit_errors_but_audits_the_rest(monkeypatch)
     monkeypatch.setattr(case_manager, "_decide", flaky)
     with pytest.raises(CommandError, match="1 of 2 audits failed"):
         audit("--all")
-    assert Verification.objects.filter(vanpool=good).count() == 2
+    assert Verification.objects.filter(vanpool=good).count() == len(ALL_CHECKS)
 
 
 @pytest.mark.django_db(transaction=True)
@@ -104,7 +105,7 @@ def test_it_queues_the_audit_in_chunks_that_run_on_the_task_queue(settings):
     # Tests run django-q2 in sync mode: each chunk ran when the queue got it.
     assert out.splitlines()[-1].endswith("2 of 2 chunks done, 0 failed, 0 running, 0 waiting")
     assert Case.objects.get().vanpool == far
-    assert Verification.objects.filter(vanpool__in=[near, other]).count() == 4
+    assert Verification.objects.filter(vanpool__in=[near, other]).count() == 2 * len(ALL_CHECKS)
 
 
 @pytest.mark.django_db
@@ -199,4 +200,5 @@ def test_a_failed_chunk_is_listed_and_queued_again_by_retry_failed(monkeypatch, 
     assert "1 failed chunks queued" in out
     assert out.splitlines()[-1].endswith("2 of 2 chunks done, 0 failed, 0 running, 0 waiting")
     assert Case.objects.get().vanpool == bad
-    assert Verification.objects.filter(vanpool=good).count() == 2  # not audited twice
+    # Not audited twice: one verification per check.
+    assert Verification.objects.filter(vanpool=good).count() == len(ALL_CHECKS)

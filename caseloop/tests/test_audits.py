@@ -26,6 +26,7 @@ from tests.factories import (
     UserFactory,
     VanpoolFactory,
 )
+from vanpools.demo_records import load_demo_records
 from vanpools.importing import import_data
 from vanpools.models import Vanpool
 
@@ -54,7 +55,8 @@ def test_it_opens_no_case_when_every_check_passes():
     outcome = audit_vanpool(vanpool.vanpool_id, audit_date=AUDIT_DATE)
     assert (outcome.status, outcome.case_action, outcome.case_id) == ("passed", "none", "")
     assert not Case.objects.exists()
-    assert Verification.objects.filter(vanpool=vanpool, case=None).count() == 2
+    # Every check is recorded; with no trips, permits or seats on record those are gaps.
+    assert Verification.objects.filter(vanpool=vanpool, case=None).count() == 5
 
 
 def test_it_opens_one_case_with_reason_flags_and_evidence_for_a_far_rider():
@@ -232,7 +234,9 @@ def test_it_writes_one_trace_tree_per_audit():
     audit_vanpool(vanpool.vanpool_id, audit_date=AUDIT_DATE)
     root = AgentRun.objects.get(parent=None)
     assert (root.agent, root.backend) == ("case_manager", "rules")
-    assert sorted(root.children.values_list("agent", flat=True)) == ["location", "shift"]
+    assert sorted(root.children.values_list("agent", flat=True)) == [
+        "location", "parking", "ridership", "shift", "vanpool_rules"
+    ]  # fmt: skip
     assert root.output["case_action"] == "opened"
     for child in root.children.all():
         assert child.verification is not None
@@ -268,7 +272,9 @@ def test_it_makes_the_same_number_of_queries_at_3_and_30_riders():
 
 
 def test_it_finds_exactly_the_seeded_problems_in_the_demo_program():
+    # The program and its quarter of ride, permit and monthly records, as load_demo loads them.
     import_data(json.loads((DEMO / "program.json").read_text()))
+    load_demo_records(AUDIT_DATE)
     seeded = json.loads((DEMO / "seeded.json").read_text())
     outcomes = {
         o.vanpool_id: o
@@ -383,7 +389,9 @@ def test_each_chunk_takes_the_same_queries_however_large_the_roster():
         return len(captured)
 
     one_chunk = queries(5)
-    assert one_chunk <= 12  # preload, hashes, open cases, and a few inserts: not per vanpool
+    # The roster's preload (4) and the rides' (6: coverage, ride days, holidays,
+    # the month's trips, ride days and report), hashes, open cases, a few inserts.
+    assert one_chunk <= 18
     assert queries(50) == 10 * one_chunk
 
 

@@ -5,6 +5,7 @@ recompute its distances independently (haversine x circuity, here) instead of
 trusting the generator.
 """
 
+import csv
 import importlib.util
 import io
 import json
@@ -273,9 +274,28 @@ def test_leading_zero_zips_survive_the_import(db):
 
 def test_the_seeded_problems_name_real_riders_of_their_vans():
     for item in SEEDED["problems"] + SEEDED["not_problems"]:
+        if item["kind"] == "vanpool_rules":  # about the van: its month and the rules it fails
+            assert VANS[item["vanpool_id"]]["status"] == "active", item
+            assert re.fullmatch(r"\d{4}-\d{2}", item["month"]) and item["rules_failed"], item
+            continue
         assert EMPLOYEES[item["employee_id"]]["vanpool_id"] == item["vanpool_id"], item
     kinds = {problem["kind"] for problem in SEEDED["problems"]}
-    assert kinds == {"location", "shift", "both", "unknown"}
+    assert kinds == {
+        "location",
+        "shift",
+        "both",
+        "unknown",
+        "ridership",
+        "parking",
+        "vanpool_rules",
+    }
+    rules = {
+        rule
+        for p in SEEDED["problems"]
+        if p["kind"] == "vanpool_rules"
+        for rule in p["rules_failed"]
+    }
+    assert rules == {"seats", "occupancy", "commute"}  # each §132(f) rule, on a van of its own
 
 
 def test_the_seeded_location_problems_are_over_their_vans_limits():
@@ -354,9 +374,12 @@ def test_the_committed_files_are_what_the_generator_writes(monkeypatch):
     # dataclasses look their module up in sys.modules while the file runs.
     monkeypatch.setitem(sys.modules, spec.name, generate)
     spec.loader.exec_module(generate)
-    program, seeded = generate.Generator().build()
+    program, seeded, files, _ = generate.build()
     assert json.loads(json.dumps(program)) == PROGRAM
     assert json.loads(json.dumps(seeded)) == SEEDED
+    for name, rows in files.items():
+        with (DEMO_DIR / "records" / name).open(encoding="utf-8", newline="") as committed:
+            assert list(csv.reader(committed)) == rows, name
     assert generate.CIRCUITY == settings.COMMUTE_CIRCUITY_FACTOR
     assert generate.DEFAULT_LIMIT == settings.DEFAULT_MAX_COMMUTE_MILES
 
@@ -373,14 +396,83 @@ def test_it_reports_where_the_file_is(db):
     assert output.startswith(f"Imported {Path('fixtures', 'demo', 'program.json')}:")
 
 
+# A seeded problem as the audit records it: (vanpool, check, employee; "" for the van).
+SEEDED_CHECKS = {
+    "location": ("location",),
+    "shift": ("shift",),
+    "both": ("location", "shift"),
+    "ridership": ("ridership",),
+    "parking": ("parking",),
+    "vanpool_rules": ("vanpool_rules",),
+    # A schedule only HR's words describe: a person judges both checks that read it.
+    "unknown": ("shift", "ridership"),
+}
+
+
+def seeded_findings() -> dict[str, set[tuple[str, str, str]]]:
+    """What today's audit must find, failing or left to a person: the seeded problems only."""
+    found: dict[str, set[tuple[str, str, str]]] = {"fail": set(), "unknown": set()}
+    for problem in SEEDED["problems"]:
+        verdict = "unknown" if problem["kind"] == "unknown" else "fail"
+        for check in SEEDED_CHECKS[problem["kind"]]:
+            found[verdict].add((problem["vanpool_id"], check, problem.get("employee_id", "")))
+    return found
+
+
+def audit_findings() -> dict[str, set[tuple[str, str, str]]]:
+    """What the open cases hold: each rider's failing or undecided checks, each van's."""
+    from cases.models import Case
+
+    found: dict[str, set[tuple[str, str, str]]] = {"fail": set(), "unknown": set()}
+    for case in Case.objects.exclude(status=Case.Status.CLOSED).select_related("vanpool"):
+        van = case.vanpool.vanpool_id
+        for employee_id, checks in case.meta.get("rider_flags", {}).items():
+            for check, verdict in checks.items():
+                found[verdict].add((van, check, employee_id))
+        if "vanpool_rules" in case.meta.get("failed_checks", []):
+            found["fail"].add((van, "vanpool_rules", ""))
+    return found
+
+
+def van_rules_failed() -> dict[str, tuple[str, list[str]]]:
+    """Each van's §132(f) rules its judged month fails, from the open cases' evidence."""
+    from cases.models import Verification
+
+    failed = {}
+    for row in Verification.objects.filter(
+        check_type="vanpool_rules",
+        verdict="fail",
+        case__status__in=["open", "pending_reply", "hitl_review"],
+    ).select_related("case__vanpool"):
+        for item in row.evidence:
+            if item.get("type") == "vanpool_month":
+                rules = [rule for rule, verdict in item["rules"].items() if verdict == "fail"]
+                failed[row.case.vanpool.vanpool_id] = (item["month"], rules)
+    return failed
+
+
+def assert_finds_the_seeded_problems_and_no_other() -> None:
+    assert audit_findings() == seeded_findings()
+    assert van_rules_failed() == {
+        problem["vanpool_id"]: (problem["month"], problem["rules_failed"])
+        for problem in SEEDED["problems"]
+        if problem["kind"] == "vanpool_rules"
+    }
+
+
 @pytest.mark.django_db
 def test_it_audits_the_whole_program_after_loading_it():
     from cases.models import Case
 
     output = load_demo("--password", PASSWORD)
     assert "Auditing every vanpool:" in output
-    opened = set(Case.objects.values_list("vanpool__vanpool_id", flat=True))
-    assert opened == {case["vanpool_id"] for case in SEEDED["expected_cases"]}
+    cases = {
+        case.vanpool.vanpool_id: case.meta.get("reason")
+        for case in Case.objects.select_related("vanpool")
+    }
+    assert cases == {case["vanpool_id"]: case["reason"] for case in SEEDED["expected_cases"]}
+    # Each seeded rider, van and check, and nobody else: riders who ride enough pass.
+    assert_finds_the_seeded_problems_and_no_other()
     assert "unchanged (already audited)" in load_demo("--password", PASSWORD)
 
 

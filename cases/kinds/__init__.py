@@ -13,6 +13,7 @@ from cases.kinds.decide_verification import DecideVerification
 from cases.kinds.label_reply import HoldingReply, LabelReply
 from cases.kinds.match_inbound import MatchInbound
 from cases.kinds.review_email import ReviewEmail
+from cases.kinds.review_vanpool import ReviewVanpool
 
 # The registry: every kind a PendingAction may have, in the order the queue lists them.
 PAYLOADS: tuple[type[ReviewPayload], ...] = (
@@ -21,6 +22,7 @@ PAYLOADS: tuple[type[ReviewPayload], ...] = (
     LabelReply,
     MatchInbound,
     DecideVerification,
+    ReviewVanpool,
 )
 
 _BY_KIND: dict[str, type[ReviewPayload]] = {payload.kind: payload for payload in PAYLOADS}
@@ -61,6 +63,7 @@ __all__ = [
     "MatchInbound",
     "ReviewEmail",
     "ReviewPayload",
+    "ReviewVanpool",
     "UnknownKind",
     "kind_choices",
     "kinds_decided_only_in",

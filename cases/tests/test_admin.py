@@ -31,7 +31,20 @@ from tests.factories import (
     VanpoolFactory,
     VerificationFactory,
 )
-from vanpools.models import Employee, Leave, Rider, Shift, Vanpool
+from vanpools.models import (
+    BadgeSwipe,
+    DataCoverage,
+    Employee,
+    Holiday,
+    Leave,
+    ParkingPermit,
+    RideDay,
+    Rider,
+    Shift,
+    Trip,
+    Vanpool,
+    VanpoolMonth,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -99,6 +112,61 @@ def make_agent_run() -> AgentRun:
     return AgentRunFactory(case=case, vanpool=case.vanpool, parent=AgentRunFactory())
 
 
+NUMBERS = itertools.count(1)
+
+
+def make_trip() -> Trip:
+    rider = RiderFactory()
+    return Trip.objects.create(
+        vanpool=rider.vanpool,
+        date=dt.date(2026, 10, 1),
+        trip_ref=f"T-{next(NUMBERS)}",
+        driver=rider.employee,
+        passengers=3,
+    )
+
+
+def make_ride_day() -> RideDay:
+    rider = RiderFactory()
+    return RideDay.objects.create(
+        employee=rider.employee, vanpool=rider.vanpool, date=dt.date(2026, 10, 1),
+        source="trip", ref=f"T-{next(NUMBERS)}",
+    )  # fmt: skip
+
+
+def make_badge_swipe() -> BadgeSwipe:
+    return BadgeSwipe.objects.create(
+        employee=EmployeeFactory(), date=dt.date(2026, 10, 1), time=dt.time(6, 50), site="S"
+    )
+
+
+def make_coverage() -> DataCoverage:
+    return DataCoverage.objects.create(
+        kind="trips",
+        vanpool=VanpoolFactory(),
+        start=dt.date(2026, 10, 1),
+        end=dt.date(2026, 10, 31),
+    )
+
+
+def make_permit() -> ParkingPermit:
+    return ParkingPermit.objects.create(
+        permit_id=f"P-{next(NUMBERS)}", employee=EmployeeFactory(), lot="Garage B",
+        valid_from=dt.date(2026, 9, 1),
+    )  # fmt: skip
+
+
+def make_vanpool_month() -> VanpoolMonth:
+    return VanpoolMonth.objects.create(
+        vanpool=VanpoolFactory(), month=dt.date(2026, 10, 1), seats=7
+    )
+
+
+def make_holiday() -> Holiday:
+    day = dt.date(2026, 1, 1) + dt.timedelta(days=next(NUMBERS))
+    return Holiday.objects.create(date=day, name="Holiday")
+
+
 MAKERS: dict[type[Model], Callable[[], Model]] = {
     Shift: make_shift,
     Vanpool: make_vanpool,
@@ -112,9 +180,19 @@ MAKERS: dict[type[Model], Callable[[], Model]] = {
     EmailThread: make_thread,
     Message: make_message,
     AgentRun: make_agent_run,
+    Trip: make_trip,
+    RideDay: make_ride_day,
+    BadgeSwipe: make_badge_swipe,
+    DataCoverage: make_coverage,
+    ParkingPermit: make_permit,
+    VanpoolMonth: make_vanpool_month,
+    Holiday: make_holiday,
 }
 EVERY_MODEL = pytest.mark.parametrize("model", list(MAKERS), ids=lambda m: m.__name__)
-TRAIL = pytest.mark.parametrize("model", [CaseEvent, AgentRun], ids=lambda m: m.__name__)
+# The audit trail, and the ride logs the audit cites (imports replace them, no one edits them).
+TRAIL = pytest.mark.parametrize(
+    "model", [CaseEvent, AgentRun, Trip, RideDay, BadgeSwipe], ids=lambda m: m.__name__
+)
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ from dashboard.cards.decide_verification import DecideVerificationCard
 from dashboard.cards.label_reply import LabelReplyCard
 from dashboard.cards.match_inbound import MatchInboundCard
 from dashboard.cards.review_email import ReviewEmailCard
+from dashboard.cards.review_vanpool import ReviewVanpoolCard
 from dashboard.case_forms import DecisionForm
 
 # The registry: a kind's payload class → how its card is shown and decided.
@@ -26,6 +27,7 @@ CARDS: dict[type[ReviewPayload], CardKind[Any]] = {
         LabelReplyCard(),
         MatchInboundCard(),
         DecideVerificationCard(),
+        ReviewVanpoolCard(),
     )
 }
 

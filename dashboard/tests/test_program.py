@@ -17,6 +17,7 @@ from tests.factories import (
     PendingActionFactory,
     RiderFactory,
     VanpoolFactory,
+    VerificationFactory,
 )
 
 pytestmark = pytest.mark.django_db
@@ -186,12 +187,14 @@ def test_the_program_page_queries_do_not_grow_with_cases(
         closed()
         opened(3)
         AgentRunFactory(agent="case_manager", vanpool=VanpoolFactory())
+        VerificationFactory(case=None, vanpool=VanpoolFactory(), check_type="ridership")
     start_audit_run([VanpoolFactory().vanpool_id for _ in range(size)], chunk_size=1, queue="q")
     client.force_login(coordinator)
 
     # 15 for the figures, 2 for the weekly trend (opened, closed), 2 for the review
-    # desk (time to decide; waiting, overdue and reasons): none per case.
-    with django_assert_max_num_queries(19):
+    # desk (time to decide; waiting, overdue and reasons), 1 for each van's newest
+    # ridership, parking and vanpool-rules verifications: none per case or van.
+    with django_assert_max_num_queries(20):
         assert client.get(reverse("program")).status_code == 200
 
 

@@ -6,6 +6,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
+from dashboard.charts.occupancy import last_months, occupancy_chart
 from tests.factories import (
     CaseFactory,
     EmployeeFactory,
@@ -14,6 +15,7 @@ from tests.factories import (
     UserFactory,
     VanpoolFactory,
 )
+from vanpools.models import Trip, VanpoolMonth
 
 pytestmark = pytest.mark.django_db
 
@@ -334,5 +336,32 @@ def test_the_vanpool_page_queries_do_not_grow_with_riders(
     flagged_case(van, "EMP-1")
     client.force_login(coordinator)
 
-    with django_assert_max_num_queries(8):
+    # 3 of them for the occupancy chart's months (trips, ride days, reports).
+    with django_assert_max_num_queries(11):
         assert client.get(reverse("vanpool-detail", args=[van.vanpool_id])).status_code == 200
+
+
+# --- Occupancy by month ----------------------------------------------------------------------
+
+
+def test_the_vanpool_page_charts_occupancy_by_month_against_the_rule(client, coordinator):
+    vanpool = VanpoolFactory(seats=6)
+    today = dt.date(2026, 11, 23)
+    assert last_months(today, 2) == [dt.date(2026, 9, 1), dt.date(2026, 10, 1)]
+    for n, (day, passengers) in enumerate([(dt.date(2026, 9, 8), 4), (dt.date(2026, 10, 6), 2)]):
+        Trip.objects.create(vanpool=vanpool, date=day, trip_ref=f"T{n}", passengers=passengers)
+    VanpoolMonth.objects.create(vanpool=vanpool, month=dt.date(2026, 8, 1), seats=8)
+    chart = occupancy_chart(vanpool, today)
+    assert chart is not None
+    assert [(row.label, row.value, row.tone) for row in chart.chart.rows] == [
+        ("Sep 2026", 67, "bar-ok"),
+        ("Oct 2026", 33, "bar-danger"),
+    ]
+    assert chart.unknown == ["Aug 2026"]  # a report, but no trips that month
+    client.force_login(coordinator)
+    html = client.get(reverse("vanpool-detail", args=[vanpool.vanpool_id])).content.decode()
+    assert "Occupancy by month" in html and "No occupancy for Aug 2026" in html
+
+
+def test_a_van_with_no_trips_or_reports_has_no_occupancy_chart():
+    assert occupancy_chart(VanpoolFactory(), dt.date(2026, 11, 23)) is None

@@ -50,8 +50,8 @@ def check_audit_case(case: dict[str, Any]) -> None:
 def run_audit_case(case: dict[str, Any], number: int) -> CaseResult:
     vanpool_id = f"VP-EVAL{number}"
     _store_case(case, vanpool_id, number)
-    facts = preload_vanpools([vanpool_id])[vanpool_id]
     audit_date = dt.date.fromisoformat(case.get("audit_date", DEFAULT_AUDIT_DATE))
+    facts = preload_vanpools([vanpool_id], audit_date)[vanpool_id]
     root = RunTrace(agent="evaluate", backend="", input={"case": case["id"]})
     result = run_check(case["kind"], facts, audit_date, root)
     by_employee = {

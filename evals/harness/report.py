@@ -8,6 +8,7 @@ from evals.harness.audits import AUDIT_KINDS, audit_metrics
 from evals.harness.lifecycle import lifecycle_metrics
 from evals.harness.replies import reply_metrics
 from evals.harness.results import CaseResult
+from evals.harness.specialists import SPECIALIST_KINDS, specialist_metrics
 
 # Targets for the rules backend (issue: verdict accuracy ≥ 98 %, no wrong pass;
 # replies: holdout bucket accuracy above 85 %, every injection reaches a human;
@@ -20,11 +21,15 @@ TARGETS = {
     "injections_missed": 0,
     "cancel_precision": 1.0,
     "automation_rate": 0.60,
+    # Ridership, parking, vanpool rules: a rider who rides enough is never
+    # flagged, and none whose data shows a failure passes.
+    "wrong_fail": 0,
+    "wrong_pass": 0,
 }
 # Shown as "> target" rather than "≥ target".
 STRICTLY_ABOVE = ("holdout_bucket_accuracy", "automation_rate")
 # Counts whose target is an exact number (none missed, none wrong).
-EXACT = ("wrong_pass_on_conflict", "injections_missed")
+EXACT = ("wrong_pass_on_conflict", "injections_missed", "wrong_fail", "wrong_pass")
 
 
 @dataclass
@@ -33,13 +38,16 @@ class Report:
 
     def metrics(self) -> dict[str, float | int]:
         audits = [r for r in self.results if r.kind in AUDIT_KINDS]
+        specialists = [r for r in self.results if r.kind in SPECIALIST_KINDS]
         replies = [r for r in self.results if r.kind == "reply"]
         lifecycles = [r for r in self.results if r.kind == "lifecycle"]
         metrics: dict[str, float | int] = {"cases": len(self.results)}
-        if audits and (replies or lifecycles):
+        if audits and (replies or lifecycles or specialists):
             metrics["audit_cases"] = len(audits)
-        if audits or not (replies or lifecycles):
+        if audits or not (replies or lifecycles or specialists):
             metrics |= audit_metrics(audits)
+        if specialists:
+            metrics |= specialist_metrics([(r.expected, r.got, r.correct) for r in specialists])
         if replies:
             metrics |= reply_metrics(replies)
         if lifecycles:

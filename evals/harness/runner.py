@@ -20,17 +20,24 @@ from evals.harness.metering import metered
 from evals.harness.replies import check_reply_case, run_reply_case
 from evals.harness.report import Report
 from evals.harness.results import CaseResult, EvalFileError
+from evals.harness.specialists import (
+    SPECIALIST_KINDS,
+    check_specialist_case,
+    run_specialist_result,
+)
 
-KINDS = (*AUDIT_KINDS, "reply", "lifecycle")
+KINDS = (*AUDIT_KINDS, *SPECIALIST_KINDS, "reply", "lifecycle")
 # Each kind's check of an item's own fields (after the ones every kind shares).
 CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
     **dict.fromkeys(AUDIT_KINDS, check_audit_case),
+    **dict.fromkeys(SPECIALIST_KINDS, check_specialist_case),
     "reply": check_reply_case,
     "lifecycle": check_lifecycle_case,
 }
 # Each kind's run; ``number`` keeps an audit item's rows apart from the others'.
 RUNS: dict[str, Callable[[dict[str, Any], int], CaseResult]] = {
     **dict.fromkeys(AUDIT_KINDS, run_audit_case),
+    **dict.fromkeys(SPECIALIST_KINDS, run_specialist_result),
     "reply": lambda case, number: run_reply_case(case),
     "lifecycle": lambda case, number: run_lifecycle_case(case),
 }

@@ -22,7 +22,9 @@ def test_an_unchanged_roster_audited_again_is_reported_with_no_rows_written():
     result = run_manage("bench_audit", "--vanpools", "30", "--riders-per-vanpool", "3", "--rerun")
     assert result.returncode == 0, result.stderr
     assert re.search(
-        r"re-audit unchanged: 30 in [\d.]+ s = \d+ audits/s, rows written 0 ", result.stdout
+        r"re-audit unchanged: 30 in [\d.]+ s = \d+ audits/s \([\d.]+ s of CPU = \d+ per "
+        r"CPU-second\), rows written 0 ",
+        result.stdout,
     )
 
 
@@ -41,3 +43,20 @@ def test_two_workers_give_the_same_results_as_one_process():
 def test_a_worker_count_out_of_range_is_refused_before_anything_is_built():
     with pytest.raises(CommandError, match="--workers must be between 1 and 32"):
         call_command("bench_audit", "--workers", "33")
+
+
+@pytest.mark.evaluation
+def test_with_trips_the_new_checks_judge_and_an_unchanged_rerun_writes_nothing():
+    result = run_manage(
+        "bench_audit", "--vanpools", "30", "--riders-per-vanpool", "4", "--trips", "22",
+        "--rerun", "--report",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "22 workdays of trips (2," in result.stdout or "22 workdays of trips (" in result.stdout
+    assert re.search(r"rows written 0 ", result.stdout), result.stdout
+    assert re.search(r"monthly report 2026-10: 30 vans in [\d.]+ s", result.stdout), result.stdout
+
+
+def test_a_trip_log_longer_than_sixty_workdays_is_refused():
+    with pytest.raises(CommandError, match="--trips must be between 0 and 60 workdays"):
+        call_command("bench_audit", "--trips", "61")

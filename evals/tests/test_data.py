@@ -10,7 +10,15 @@ import pytest
 from evals.harness import CaseResult, EvalFileError, Report, read_cases
 
 DATA = Path(__file__).resolve().parents[2] / "evals" / "data"
-KIND_DIRS = {"location": "location", "shift": "shift", "replies": "reply", "lifecycle": "lifecycle"}
+KIND_DIRS = {
+    "location": "location",
+    "shift": "shift",
+    "replies": "reply",
+    "lifecycle": "lifecycle",
+    "ridership": "ridership",
+    "parking": "parking",
+    "vanpool-rules": "vanpool_rules",
+}
 
 
 def test_every_item_has_one_id_scheme_and_its_provenance():
@@ -22,7 +30,8 @@ def test_every_item_has_one_id_scheme_and_its_provenance():
         cases = read_cases(path)
         for number, case in enumerate(cases, start=1):
             assert case["kind"] == kind, case["id"]
-            assert case["id"] == f"{kind}-{path.stem}-{number:03d}"
+            # Ids are hyphenated: the vanpool_rules kind's are vanpool-rules-core-001.
+            assert case["id"] == f"{kind.replace('_', '-')}-{path.stem}-{number:03d}"
             assert case["id"] not in seen
             seen.add(case["id"])
             assert case["source"].strip() and not re.search(r"\bround\b", case["source"])
@@ -34,8 +43,10 @@ def test_every_item_has_one_id_scheme_and_its_provenance():
     # and 120 more from two writers (replies/implied-escalations), and 180 ordinary
     # and escalated replies from Spanish-speaking and bilingual riders and riders
     # leaving their seat, from three writers (replies/bilingual), and 180 about
-    # leaving or keeping a seat from three more (replies/leaving).
-    assert len(seen) == 3454
+    # leaving or keeping a seat from three more (replies/leaving); 72 written with
+    # the ridership, parking and vanpool rules (their core files); 180 held out for
+    # those rules from three independent writers (their holdout files).
+    assert len(seen) == 3706
 
 
 def test_every_file_has_targets():

@@ -8,6 +8,7 @@ import sys
 import pytest
 from django.core.management import CommandError, call_command
 
+from evals.harness import EvalFileError, read_cases
 from tests.qcluster_support import ROOT, run_manage
 
 EVAL = ROOT / "evals" / "data"
@@ -48,7 +49,7 @@ def test_it_exits_non_zero_below_target(tmp_path):
     ("content", "message"),
     [
         ("not json\n", "line 1: Expecting value"),
-        ('{"kind": "parking", "id": "x"}\n', "line 1: kind must be one of location, shift"),
+        ('{"kind": "payroll", "id": "x"}\n', "line 1: kind must be one of location, shift"),
         (
             '{"kind": "location", "id": "x", "riders": [], "expected": {"verdict": "maybe"}}\n',
             "line 1: expected.verdict must be pass, fail or unknown",
@@ -157,3 +158,56 @@ def test_it_evaluates_on_the_openai_backend_against_a_compatible_server(tmp_path
     # The model's reading of free text the rules cannot read is a proposal for a
     # person, never an automatic verdict.
     assert report["cases"][0]["got"]["verdict"] == "unknown"
+
+
+@pytest.mark.parametrize(
+    ("case", "message"),
+    [
+        (
+            {"kind": "parking", "riders": [{"employee_id": "E1"}]},
+            "audit_date: None is not a date (YYYY-MM-DD)",
+        ),
+        (
+            {"kind": "ridership", "audit_date": "2026-11-23", "riders": [{"employee_id": "E1"}],
+             "expected": {"verdict": "pass", "riders": {}}},
+            "expected.riders must give every rider's verdict",
+        ),
+        (
+            {"kind": "ridership", "audit_date": "2026-11-23", "riders": [{"employee_id": "E1"}],
+             "expected": {"verdict": "pass", "riders": {"E1": "fail"}}},
+            "expected.verdict does not follow from expected.riders",
+        ),
+        (
+            {"kind": "ridership", "audit_date": "2026-11-23", "riders": [],
+             "rules": {"min_share": 0.8, "min_days_per_week": 3},
+             "expected": {"verdict": "pass", "riders": {}}},
+            "rules: give min_share or min_days_per_week, not both",
+        ),
+        (
+            {"kind": "ridership", "audit_date": "2026-11-23", "riders": [],
+             "trips": {"rows": [], "covers": "2026-11-22..2026-11-01"},
+             "expected": {"verdict": "pass", "riders": {}}},
+            "trips.covers: ends before it starts",
+        ),
+        (
+            {"kind": "vanpool_rules", "month": "October", "expected": {"verdict": "pass"}},
+            "month must be YYYY-MM",
+        ),
+        (
+            {"kind": "vanpool_rules", "month": "2026-10",
+             "expected": {"verdict": "pass", "rules": {"seats": "pass"}}},
+            "expected.rules must give seats, occupancy, commute",
+        ),
+        (
+            {"kind": "parking", "audit_date": "2026-11-23", "riders": [], "permits": {},
+             "expected": {"verdict": "pass", "riders": {}}},
+            "permits must be a list (or null: no permit data)",
+        ),
+    ],
+)  # fmt: skip
+def test_a_specialist_case_in_the_wrong_shape_names_its_field(tmp_path, case, message):
+    path = tmp_path / "bad.jsonl"
+    path.write_text(json.dumps({"id": "x"} | case) + "\n", encoding="utf-8")
+    with pytest.raises(EvalFileError) as error:
+        read_cases(path)
+    assert str(error.value) == f"line 1: {message}"

@@ -137,10 +137,17 @@ class Phrases:
     held_zip_miles_shift: Phrase
     held_zip_miles_named_shift: Phrase
     held_portal: Phrase
+    # Riding and parking: the letter's own sentences (one catalog entry each).
+    rides_seen: Phrase
+    rides_asked: Phrase
+    permit: Phrase
     next_step_nothing: Phrase
     next_step_location: Phrase
     next_step_shift: Phrase
     next_step_both: Phrase
+    next_step_ridership: Phrase
+    next_step_parking: Phrase
+    next_step_ridership_parking: Phrase
     next_step_by: Phrase
     next_step_soon: Phrase
 
@@ -191,6 +198,10 @@ def _findings(facts: RiderFacts) -> list[str]:
         sentences.append(_distance_sentence(facts))
     if facts.shift_failed:
         sentences.append(_shift_sentence(facts))
+    if facts.ridership_failed:
+        sentences.append(f"{SAY.rides_seen(facts=facts)} {SAY.rides_asked(facts=facts)}")
+    if facts.parking_failed:
+        sentences.extend(SAY.permit(permit=permit) for permit in facts.permits)
     return sentences
 
 
@@ -357,11 +368,19 @@ def _general(facts: RiderFacts) -> list[str]:
 def _next_step(facts: RiderFacts) -> str:
     if not facts.failed_checks:
         return SAY.next_step_nothing(portal=facts.portal_url)
-    what = {
-        "location": SAY.next_step_location,
-        "shift": SAY.next_step_shift,
-        "both": SAY.next_step_both,
-    }[facts.record_kind]
+    if facts.seat_findings_only:
+        # Nothing in the portal to correct: what the rider can tell us instead.
+        what = {
+            (True, False): SAY.next_step_ridership,
+            (False, True): SAY.next_step_parking,
+            (True, True): SAY.next_step_ridership_parking,
+        }[(facts.ridership_failed, facts.parking_failed)]
+    else:
+        what = {
+            "location": SAY.next_step_location,
+            "shift": SAY.next_step_shift,
+            "both": SAY.next_step_both,
+        }[facts.record_kind]
     if facts.deadline:
         when = SAY.next_step_by(deadline=facts.deadline_text)
     else:

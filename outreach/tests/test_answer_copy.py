@@ -17,7 +17,7 @@ from pathlib import Path
 
 from django.test import override_settings
 
-from outreach.compose import RiderFacts
+from outreach.compose import PermitFacts, RiderFacts
 from outreach.replies.answers import ANSWERS, answer_question, finding_sentences, next_step
 
 FIXTURE = Path(__file__).parent / "fixtures" / "answer_copy.json"
@@ -62,6 +62,19 @@ BOTH_FAIL = RiderFacts(
     portal_url="https://portal.example.com/my-profile",
     program_name="Commute Vanpool Program",
     contact_email="vanpool-program@example.com",
+)
+RIDES: dict[str, object] = {
+    "rides_aboard": 3,
+    "rides_counted": 20,
+    "rides_required": 12,
+    "rides_excused": 2,
+    "rides_start": dt.date(2026, 10, 26),
+    "rides_end": dt.date(2026, 11, 22),
+    "rides_min_days_per_week": 3.0,
+}
+PERMITS = (
+    PermitFacts("P-5521", "Garage B", dt.date(2026, 9, 1), dt.date(2026, 12, 31)),
+    PermitFacts("P-77", "Lot C", dt.date(2026, 1, 5), None),
 )
 RIDERS: dict[str, RiderFacts] = {
     "both_fail": BOTH_FAIL,
@@ -137,6 +150,27 @@ RIDERS: dict[str, RiderFacts] = {
     "unnamed_no_van": dataclasses.replace(BOTH_FAIL, shift_name="", van_hours=""),
     "no_hours_borrowed": dataclasses.replace(BOTH_FAIL, rider_hours="", van_hours_from_riders=True),
     "no_hours_no_van": dataclasses.replace(BOTH_FAIL, rider_hours="", van_hours=""),
+    # Seen aboard on too few days by the trip log, the rule as days a week, leave left out.
+    "ridership_trips": dataclasses.replace(BOTH_FAIL, failed_checks=("ridership",), **RIDES),
+    # Only the gate's badge swipes saw the days, the rule a share of workdays, no deadline.
+    "ridership_badge": dataclasses.replace(
+        BOTH_FAIL,
+        failed_checks=("ridership",),
+        deadline=None,
+        **{**RIDES, "rides_excused": 0, "rides_min_days_per_week": None},
+        rides_min_share=0.8,
+        rides_by_badge=True,
+        swipe_window_minutes=30,
+    ),
+    # A permit in force beside the seat, and one with no end date.
+    "parking": dataclasses.replace(BOTH_FAIL, failed_checks=("parking",), permits=PERMITS),
+    "ridership_parking": dataclasses.replace(
+        BOTH_FAIL, failed_checks=("parking", "ridership"), permits=PERMITS[:1], **RIDES
+    ),
+    # Too far and a permit: the portal for the address, a word about the permit.
+    "location_parking": dataclasses.replace(
+        BOTH_FAIL, failed_checks=("location", "parking"), permits=PERMITS[1:]
+    ),
 }
 QUESTIONS = {
     "no_topic": "Hello there",
@@ -203,7 +237,7 @@ def test_it_renders_every_copy_template_in_every_language(monkeypatch):
         str(path.relative_to(TEMPLATES)) for path in (TEMPLATES / COPY_TEMPLATES).glob("*.txt")
     }
     phrases = [field.name for field in dataclasses.fields(Phrases)]
-    assert len(on_disk) == len(phrases) == 55
+    assert len(on_disk) == len(phrases) == 61
     assert rendered == on_disk
 
 

@@ -7,6 +7,7 @@ import pytest
 from django.apps import apps
 from django.core import mail
 from django.test import Client
+from django.utils import timezone, translation
 from django.utils.html import escape
 
 from caseloop import decisions
@@ -15,6 +16,7 @@ from caseloop.loop.deadlines import process_timeouts
 from cases.lifecycle import transition
 from cases.models import Case, PendingAction
 from outreach.answer_page import CHOICES, choices_for, token_hash
+from outreach.localize import deadline_text
 from outreach.models import AnswerLink, Message
 from tests.factories import EmployeeFactory, RiderFactory, VanpoolFactory
 from vanpools.models import Rider
@@ -288,7 +290,7 @@ def test_an_answer_is_in_the_api_with_its_choice(client, page, case, run, coordi
     ("preferred", "lang", "direction", "choice"),
     [
         ("ar", "ar", "rtl", "لقد حدّثتُ عنوان منزلي لدى الموارد البشرية"),
-        ("es", "es", "ltr", "Ya actualicé mi domicilio con Recursos Humanos"),
+        ("es", "es", "ltr", "Ya actualicé mi dirección con Recursos Humanos"),
         ("", "en", "ltr", "I&#x27;ve updated my home address with HR"),
     ],
 )
@@ -300,3 +302,19 @@ def test_the_page_speaks_the_riders_language_as_the_emails_do(
     body = client.get(page).content.decode()
     assert f'<html lang="{lang}" dir="{direction}">' in body
     assert choice in body
+
+
+@pytest.mark.parametrize("lang", ["tl", "ht", "es", "ar"])
+def test_the_answers_so_far_give_their_days_as_the_language_writes_a_day(
+    client, page, far, run, lang
+):
+    far.preferred_language = lang
+    far.save(update_fields=["preferred_language"])
+    until = timezone.localdate() + dt.timedelta(days=40)
+    answer(client, page, run, choice="staying_elsewhere", until=until.isoformat(), text="Away")
+    body = client.get(page).content.decode()
+    with translation.override(lang):
+        received, until_text = deadline_text(timezone.localdate()), deadline_text(until)
+    assert f">{escape(received)}</time>" in body
+    assert escape(until_text) in body
+    assert until.isoformat() not in body  # not the ISO date the answer is stored with

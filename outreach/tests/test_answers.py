@@ -11,7 +11,7 @@ from agents.faithfulness import check_faithfulness, extract_claims
 from caseloop.audits import audit_vanpool
 from cases.models import Case
 from evals.harness import policy_evidence
-from outreach.compose import RiderFacts, render_email, rider_facts
+from outreach.compose import PermitFacts, RiderFacts, render_email, rider_facts
 from outreach.replies.answers import (
     ANSWERS,
     SAY,
@@ -367,7 +367,7 @@ def test_a_spanish_question_gets_a_spanish_answer():
     assert "Su turno registrado (Swing) es lun–vie 15:00–23:30" in text
     assert "En los 5 días laborables que comparamos" in text
     assert answer[-1].startswith("Qué hacer ahora:")
-    assert "a más tardar el domingo 2026-11-29" in answer[-1]
+    assert "a más tardar el domingo 29 de noviembre" in answer[-1]
 
 
 def test_an_english_question_is_answered_in_english_as_before():
@@ -417,6 +417,18 @@ def test_every_sentence_has_a_spanish_version():
         "days": 2,
         "wait": 7,
         "max_checks": 3,
+        # The riding and parking sentences read the rider's facts and a permit.
+        "facts": dataclasses.replace(
+            FACTS,
+            failed_checks=("ridership", "parking"),
+            rides_aboard=3,
+            rides_counted=20,
+            rides_required=12,
+            rides_start=dt.date(2026, 10, 26),
+            rides_end=dt.date(2026, 11, 22),
+            rides_min_days_per_week=3,
+        ),
+        "permit": PermitFacts("P-5521", "Garage B", dt.date(2026, 9, 1), None),
     }
     same = set()
     for field in dataclasses.fields(SAY):

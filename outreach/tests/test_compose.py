@@ -101,13 +101,19 @@ def rendered_all(facts: RiderFacts) -> dict[str, str]:
         (["location"], "location_mismatch"),
         (["location", "shift"], "both_mismatch"),
         (["shift", "location"], "both_mismatch"),
+        (["ridership"], "ridership_mismatch"),
+        (["parking"], "parking_conflict"),
+        (["location", "parking"], "several_findings"),
+        (["ridership", "parking"], "several_findings"),
+        (["shift", "ridership", "location"], "several_findings"),
     ],
 )
 def test_the_first_letter_is_chosen_by_the_riders_failing_checks(checks, template):
     assert initial_template_for(checks) == template
 
 
-@pytest.mark.parametrize("checks", [[], ["parking"], ["location", "parking"]])
+# The vanpool rules judge the van: no rider is written to about them.
+@pytest.mark.parametrize("checks", [[], ["payroll"], ["location", "payroll"], ["vanpool_rules"]])
 def test_there_is_no_first_letter_for_checks_it_does_not_know(checks):
     with pytest.raises(ValueError, match="no first letter"):
         initial_template_for(checks)

@@ -14,7 +14,7 @@ from django.utils import translation
 
 from outreach.compose import TEMPLATES, render_email
 from outreach.management.commands.makemessages import CATALOG_LOCALES
-from outreach.management.commands.render_emails import QUESTION, SAMPLE
+from outreach.management.commands.render_emails import QUESTION, SAMPLE, sample_for
 from outreach.replies.answers import answer_question
 from outreach.tests.test_catalogs import catalog
 from poolpatrol.languages import BY_CODE, CODES, SHIPPED
@@ -32,6 +32,18 @@ RIDERS = {
     ),
     "location_unmeasured": dataclasses.replace(
         SAMPLE, failed_checks=("location",), miles=None, measured_to="work_site", shift_name=""
+    ),
+    # Riding and parking: badge swipes and a permit with an end; the trip log, a share of
+    # workdays and a permit with no end beside a shift finding.
+    "ridership_parking": dataclasses.replace(SAMPLE, failed_checks=("parking", "ridership")),
+    "trips_share_shift_parking": dataclasses.replace(
+        SAMPLE,
+        failed_checks=("parking", "ridership", "shift"),
+        rides_by_badge=False,
+        rides_min_share=0.8,
+        rides_min_days_per_week=None,
+        permits=(dataclasses.replace(SAMPLE.permits[0], valid_to=None),),
+        deadline=None,
     ),
 }
 # The sentence every email in another language also says in English, on purpose.
@@ -81,7 +93,7 @@ def test_every_email_in_every_language_has_no_english_left(template, lang):
 @pytest.mark.parametrize("lang", CODES)
 @pytest.mark.parametrize("template", sorted(TEMPLATES))
 def test_every_email_names_its_language_and_direction(template, lang):
-    email = render(template, SAMPLE, lang)
+    email = render(template, sample_for(template), lang)
     assert f'<html lang="{lang}"' in email.html
     if BY_CODE[lang].bidi:
         assert f'<html lang="{lang}" dir="rtl">' in email.html
@@ -122,7 +134,7 @@ def test_an_english_email_offers_every_other_language_in_its_own_words():
     ("lang", "deadline", "miles"),
     [
         ("en", "Sunday, November 29", "88.9 miles"),
-        ("es", "domingo 2026-11-29", "88.9 millas"),
+        ("es", "domingo 29 de noviembre", "88.9 millas"),
         ("vi", "Chủ Nhật, ngày 29 tháng 11", "88,9 dặm"),
         ("tl", "Linggo, Nobyembre 29", "88.9 milya"),
         ("zh-hans", "11月29日（星期日）", "88.9英里"),
@@ -139,6 +151,14 @@ def test_dates_and_miles_are_written_as_the_language_writes_them(lang, deadline,
     # ZIPs, IDs and times of day stay as the records hold them.
     for fact in ("01103", "VP-110", "CASE-0A1B2C3D", "15:00–23:30"):
         assert fact in text
+
+
+@pytest.mark.parametrize("template", sorted(TEMPLATES))
+def test_chinese_runs_its_sentences_and_brackets_together_without_spaces(template):
+    email = render(template, SAMPLE, "zh-hans")
+    for body in (email.text, email.html):
+        assert not re.search(r"[。！？）][ ]+[\u4e00-\u9fff]", body), body
+        assert not re.search(r"[\u4e00-\u9fff][ ]+（", body), body
 
 
 def test_the_catalogs_ship_every_language_the_settings_offer(settings):

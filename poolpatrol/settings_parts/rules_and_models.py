@@ -76,6 +76,30 @@ DISTANCE_PROVIDER = env_str("DISTANCE_PROVIDER", "vanpools.geo.OfflineDistancePr
 # arrival/departure, and how many days from the audit date are compared.
 SHIFT_TOLERANCE_MINUTES = env_int("SHIFT_TOLERANCE_MINUTES", 30, minimum=0)
 AUDIT_WINDOW_DAYS = env_int("AUDIT_WINDOW_DAYS", 7, minimum=1)
+# Ridership (docs/audit.md, "The ridership check"): the window (days ending the
+# day before the audit), the rule (a share of counted workdays when
+# RIDERSHIP_MIN_SHARE is set, else days a week scaled to the rider's own week),
+# the fewest counted workdays worth judging, and how near the van's arrival a
+# gate swipe counts as a ride.
+RIDERSHIP_WINDOW_DAYS = env_int("RIDERSHIP_WINDOW_DAYS", 28, minimum=1)
+RIDERSHIP_MIN_DAYS_PER_WEEK = env_float("RIDERSHIP_MIN_DAYS_PER_WEEK", 3, minimum=0)
+RIDERSHIP_MIN_SHARE = (
+    env_float("RIDERSHIP_MIN_SHARE", 0.0, minimum=0)
+    if env_str("RIDERSHIP_MIN_SHARE").strip()
+    else None
+)
+if RIDERSHIP_MIN_SHARE is not None and RIDERSHIP_MIN_SHARE > 1:
+    raise ImproperlyConfigured("RIDERSHIP_MIN_SHARE is a fraction of workdays, 0 to 1 (e.g. 0.8)")
+RIDERSHIP_MIN_WORKDAYS = env_int("RIDERSHIP_MIN_WORKDAYS", 5, minimum=1)
+RIDERSHIP_SWIPE_WINDOW_MINUTES = env_int("RIDERSHIP_SWIPE_WINDOW_MINUTES", 30, minimum=0)
+# The IRS §132(f) "commuter highway vehicle" per month: seats not counting the
+# driver, average occupancy as a share of those seats, commute share of miles.
+VANPOOL_MIN_SEATS = env_int("VANPOOL_MIN_SEATS", 6, minimum=1)
+VANPOOL_MIN_OCCUPANCY = env_float("VANPOOL_MIN_OCCUPANCY", 0.5, minimum=0)
+VANPOOL_MIN_COMMUTE_SHARE = env_float("VANPOOL_MIN_COMMUTE_SHARE", 0.8, minimum=0)
+# What one seat costs the program a month (USD): the subsidy at stake on a seat
+# held but not ridden, on the program page.
+SEAT_SUBSIDY_MONTHLY = Decimal(str(env_float("SEAT_SUBSIDY_MONTHLY", 150, minimum=0)))
 # A rider's reply classified below this confidence (0-1) goes to a human to label.
 REPLY_CONFIDENCE_THRESHOLD = env_float("REPLY_CONFIDENCE_THRESHOLD", 0.7, minimum=0)
 # The reader's escalation probability at or above which a reply goes to a person.

@@ -15,6 +15,8 @@ guessed pass or fail:
   ``;`` or new lines; labels such as ``Day shift:`` or ``Schedule:``, words
   like ``nights`` that the hours already say, and pattern names (``4x10``,
   ``4/10s``, ``12-hr``) are skipped;
+- days with no hours (``M/W/F``, ``Tue-Thu, hours vary``): ``NoHoursGiven``
+  carries the days, so a check that counts workdays can use them;
 - refused: a ``T`` its neighbours do not settle (``T-F``, ``MT``: Tue or
   Thu?), bare hours without a meridiem or colon (``7-4``), any word left
   over (``alt Fri off``, ``varies``), and a shift under 1 or over 16 hours
@@ -41,6 +43,7 @@ from vanpools.hr_text.reading import (
     MAX_READINGS,
     AmbiguousHours,
     NoDaysGiven,
+    NoHoursGiven,
     RotatingHours,
     RotationLeg,
     read_schedule_readings,
@@ -61,6 +64,7 @@ __all__ = [
     "AmbiguousHours",
     "HrRule",
     "NoDaysGiven",
+    "NoHoursGiven",
     "RotatingHours",
     "RotationLeg",
     "part_of_day_named",

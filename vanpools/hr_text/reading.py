@@ -17,6 +17,7 @@ from vanpools.hr_text.rules_days import (
     ALTERNATE_DAY_NAMED,
     EXPORT_FIELD_BREAK,
     FIELD_KEY,
+    HOURS_NOT_GIVEN,
     LEG_BREAK,
     PART_BREAK,
     PIECE_BREAK,
@@ -60,6 +61,18 @@ class NoDaysGiven(ScheduleError):
     def __init__(self, message: str, hours: list[tuple[str, str]]) -> None:
         super().__init__(message)
         self.hours = hours
+
+
+class NoHoursGiven(ScheduleError):
+    """Days with no hours ("Mon/Wed/Fri", "Tue-Thu, hours vary"): ``days`` holds the days named.
+
+    The days a rider works are known, so a check that counts workdays (ridership)
+    can use them; one that needs the hours (shift) cannot decide.
+    """
+
+    def __init__(self, message: str, days: list[str]) -> None:
+        super().__init__(message)
+        self.days = days
 
 
 MAX_READINGS = 8
@@ -122,7 +135,14 @@ def _read_either_letter(text: str) -> list[list[DaySpan]]:
         spot = spots[0]
         readings: list[list[DaySpan]] = []
         for day in lone.days:
-            for reading in _read_words(text[: spot.start()] + day + text[spot.end() :]):
+            try:
+                read = _read_words(text[: spot.start()] + day + text[spot.end() :])
+            except NoHoursGiven:
+                # Days alone, one of them either of two: no reading of the week is one to keep.
+                raise ScheduleError(
+                    f"'{text.strip()}': a lone day letter and no hours to settle it"
+                ) from None
+            for reading in read:
                 if reading not in readings:
                     readings.append(reading)
         if len(readings) > MAX_READINGS:
@@ -154,6 +174,13 @@ def _read_words(text: str) -> list[list[DaySpan]]:
     parts = [part for part in parts if not days_off[part]]
     if not parts:
         raise ScheduleError("no days given")
+    if not any(RANGE.search(_prepared(part)) for part in parts):
+        days = _days_without_hours(parts, off)
+        raise NoHoursGiven(
+            f"'{text.strip()}': names its days ({', '.join(days)}) but no hours, "
+            "e.g. add 7am-3:30pm",
+            days,
+        )
     read: list[tuple[list[tuple[str, str]], list[str]]] = []
     for part in parts:
         hours, rest = _hours(part)
@@ -184,6 +211,28 @@ def _read_words(text: str) -> list[list[DaySpan]]:
         )
         for chosen in combinations
     ]
+
+
+def _days_without_hours(parts: list[str], off: set[str]) -> list[str]:
+    """The days of a text that gives no hours at all ("M/W/F", "Tue-Thu, hours vary").
+
+    Every part must read as days, once the words saying the hours are not set
+    are gone (HOURS_NOT_GIVEN); anything else left over is refused as before.
+    """
+    days: list[str] = []
+    for part in parts:
+        rest = HOURS_NOT_GIVEN.sub(" ", _prepared(part))
+        try:
+            named = _days(rest, part)
+        except _LoneLetter:
+            raise  # read both ways by _read_either_letter
+        except ScheduleError:
+            # Not days either ("varies", "see supervisor"): what is missing is the hours.
+            raise ScheduleError(f"'{part}': expected one range of hours, e.g. 7am-3:30pm") from None
+        days += [day for day in named if day not in off and day not in days]
+    if not days:
+        raise ScheduleError("no days commuted")
+    return [day for day in WEEKDAYS if day in days]
 
 
 def _hours_field_with_days_field(parts: list[str]) -> list[str]:

@@ -325,6 +325,20 @@ LEG_BREAK = HrRule(
     must_not_read=("mon-fri 7am-3pm", "thenceforth"),
 )
 
+HOURS_NOT_GIVEN = HrRule(
+    name="hours_not_given",
+    reason=(
+        "words that say the hours are not set, beside the days named (Mon-Fri, hours vary): "
+        "the days are the rider's workdays, the hours unknown"
+    ),
+    pattern=(
+        r"\b(?:hours?\s+(?:vary|varies|tbd|tba|by assignment|as assigned|as needed)|"
+        r"(?:varying|variable|flexible)\s+hours|horario variable)\b"
+    ),
+    must_read=("tue-thu, hours vary", "m/w/f varying hours", "lunes a jueves, horario variable"),
+    must_not_read=("varies by the week", "tue-sat 6am-2:30pm", "hours: 6-2:30"),
+)
+
 DAYS_RULES: tuple[HrRule, ...] = (
     LETTER,
     DAY_RANGE,
@@ -357,4 +371,5 @@ DAYS_RULES: tuple[HrRule, ...] = (
     ROTATION_WORDS,
     ROTATION_BAR,
     LEG_BREAK,
+    HOURS_NOT_GIVEN,
 )

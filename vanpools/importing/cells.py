@@ -71,6 +71,21 @@ _TRUE = {"true", "yes", "y", "1"}
 _FALSE = {"false", "no", "n", "0"}
 
 
+def number(raw: object) -> float:
+    """A count of miles: ``12``, ``12.5``, ``1,234.5``; never below 0."""
+    if isinstance(raw, int | float) and not isinstance(raw, bool):
+        value = float(raw)
+    else:
+        cleaned = text(raw).replace(",", "")
+        try:
+            value = float(cleaned)
+        except ValueError:
+            raise CellError(f"{shown(raw)} is not a number") from None
+    if value < 0 or value != value:  # NaN compares unequal to itself
+        raise CellError(f"{shown(raw)} is not a number of 0 or more")
+    return value
+
+
 def boolean(raw: object) -> bool:
     if isinstance(raw, bool):
         return raw

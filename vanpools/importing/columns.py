@@ -16,6 +16,7 @@ from vanpools.importing.cells import (
     iso_date,
     language,
     leave_spans,
+    number,
     one_vanpool,
     rotation,
     text,
@@ -53,6 +54,8 @@ COLUMNS: dict[str, dict[str, Callable[[object], Any]]] = {
         "coordinator_email": text,
         "schedule": weekly,
         "max_commute_miles": whole_number,
+        "seats": whole_number,  # not counting the driver (§132(f))
+        "miles_per_trip": number,
     },
     "employees": {
         "employee_id": text,

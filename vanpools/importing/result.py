@@ -43,12 +43,14 @@ class ImportResult:
             lines = ["the file has no rows"]
         else:
             refused = self.dry_run or any(self.refused.values())
-            header = f"{'':<10}{'created':>9}{'updated':>9}{'unchanged':>11}"
+            width = max(10, *(len(kind) + 1 for kind in self.kinds))
+            header = f"{'':<{width}}{'created':>9}{'updated':>9}{'unchanged':>11}"
             lines = [header + (f"{'refused':>9}" if refused else "")]
             for kind in self.kinds:
                 count = self.counts[kind]
                 line = (
-                    f"{kind:<10}{count['created']:>9}{count['updated']:>9}{count['unchanged']:>11}"
+                    f"{kind:<{width}}{count['created']:>9}{count['updated']:>9}"
+                    f"{count['unchanged']:>11}"
                 )
                 lines.append(line + (f"{self.refused.get(kind, 0):>9}" if refused else ""))
         if self.dry_run:

@@ -217,3 +217,17 @@ def test_a_confirm_that_now_fails_shows_the_errors_and_saves_nothing(client, aud
     assert "no vanpool &#x27;VP-101&#x27;" in response.content.decode()
     assert Employee.objects.count() == 0
     assert uploads() == []
+
+
+def test_a_trip_log_previews_and_imports_in_the_admin_too(client, auditor):
+    from vanpools.demo import load_demo_program
+    from vanpools.models import Trip
+
+    load_demo_program()
+    client.force_login(auditor)
+    page = preview(client, upload("operator-trips.csv"), upload("operator-trips-mapping.toml"))
+    assert '<th scope="row">trips</th><td>5</td><td>0</td><td>0</td>' in page.content.decode()
+    assert not Trip.objects.exists()
+    response = client.post(URL, {"confirm": "Import", "token": page.context["token"]}, follow=True)
+    assert response.redirect_chain[-1][0] == "/admin/vanpools/trip/"
+    assert Trip.objects.count() == 5

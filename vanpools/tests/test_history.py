@@ -245,7 +245,7 @@ def test_a_bounce_that_marks_an_address_undeliverable_is_recorded():
 
 
 def test_history_starts_with_a_row_for_each_record_already_stored():
-    migration = importlib.import_module("vanpools.migrations.0010_history_baseline_and_permissions")
+    migration = importlib.import_module("vanpools.migrations.0013_history_baseline_and_permissions")
     shift = Shift.objects.bulk_create([Shift(shift_id="LATE", name="Late", schedule_text="x")])[0]
 
     migration.baseline(apps, None)

@@ -5,6 +5,7 @@ import pytest
 from vanpools.hr_text import (
     AmbiguousHours,
     NoDaysGiven,
+    NoHoursGiven,
     RotatingHours,
     part_of_day_named,
     read_schedule_readings,
@@ -206,6 +207,30 @@ def test_hours_without_days_keep_the_hours_for_the_check():
     with pytest.raises(NoDaysGiven) as raised:
         read_schedule_text("Tour 2: 0800x1630")
     assert raised.value.hours == [("08:00", "16:30")]
+
+
+@pytest.mark.parametrize(
+    ("text", "days"),
+    [
+        ("Mon, Wed & Fri", ["Mon", "Wed", "Fri"]),
+        ("TTh only", ["Tue", "Thu"]),
+        ("Tue thru Thu", ["Tue", "Wed", "Thu"]),
+        ("weekdays, hours vary", ["Mon", "Tue", "Wed", "Thu", "Fri"]),
+        ("Mon-Fri; Wed off", ["Mon", "Tue", "Thu", "Fri"]),
+    ],
+)
+def test_days_without_hours_keep_the_days_for_a_check_that_counts_workdays(text, days):
+    with pytest.raises(NoHoursGiven) as raised:
+        read_schedule_text(text)
+    assert raised.value.days == days
+    assert "no hours" in str(raised.value)
+
+
+@pytest.mark.parametrize("text", ["varies by the week", "see your lead", "M/T/F"])
+def test_words_that_are_not_days_or_a_lone_letter_with_no_hours_are_still_refused(text):
+    with pytest.raises(ValueError) as raised:
+        read_schedule_text(text)
+    assert not isinstance(raised.value, NoHoursGiven)
 
 
 @pytest.mark.parametrize("text", ["Rotating 12s (D) 0600-1830", "Rotating 12s (N) 1800-0630"])

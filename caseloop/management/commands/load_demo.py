@@ -14,11 +14,13 @@ from django.contrib.auth.hashers import check_password
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.urls import reverse
+from django.utils import timezone
 
-from caseloop.demo_history import HistoryRefused, HistoryResult, build_history
+from caseloop.demo_history import HistoryRefused, HistoryResult, build_history, monday_of
 from outreach.models import Message
 from poolpatrol.queue import run_inline
 from vanpools.demo import DemoLogin, DemoRefused, DemoResult, load_demo_program
+from vanpools.demo_records import load_demo_records
 from vanpools.importing import ImportFailed
 
 SERVER = "http://127.0.0.1:8000"
@@ -79,6 +81,9 @@ class Command(BaseCommand):
         self._report_import(result)
         if not (options["no_audit"] or options["no_history"]):
             self._build_history()
+        # The history imports them at its start; without it (or run again) here, a no-op
+        # when they are there already.
+        self._load_records()
         if not options["no_audit"]:
             self.stdout.write("")
             self.stdout.write("Auditing every vanpool:")
@@ -101,6 +106,18 @@ class Command(BaseCommand):
             self.stdout.write(self.style.WARNING(f"  skipped: {exc}."))
             return
         self.stdout.write(f"  {history_text(history)}")
+
+    def _load_records(self) -> None:
+        results = load_demo_records(monday_of(timezone.localdate()))
+        made = {r.kinds[0]: r.counts[r.kinds[0]] for r in results if r.kinds}
+        shown = ", ".join(
+            f"{kind.replace('_', ' ')} {count['created']}"
+            for kind, count in made.items()
+            if count["created"]
+        )
+        self.stdout.write(
+            f"Ride, permit and monthly records: {shown or 'already there, nothing changed'}."
+        )
 
     def _report_outreach(self, newest_before: int) -> None:
         # Only this run's messages: a re-run writes to nobody already written to.

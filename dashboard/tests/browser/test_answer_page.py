@@ -7,11 +7,13 @@ switched off (the page needs none); the answer lands on the case's thread and
 the loop acts on it.
 """
 
+import datetime as dt
 import re
 
 import pytest
+from django.conf import settings
 from django.core import mail
-from django.utils import translation
+from django.utils import timezone, translation
 
 from caseloop.audits import audit_vanpool
 from cases.models import Case
@@ -20,7 +22,7 @@ from dashboard.tests.browser.conftest import DESKTOP, PHONE
 from outreach.answer_page import BY_NAME
 from outreach.models import Message
 from tests.factories import EmployeeFactory, RiderFactory, ShiftFactory, VanpoolFactory
-from vanpools.models import Employee
+from vanpools.models import DataCoverage, Employee, ParkingPermit, RideDay
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 
@@ -33,6 +35,8 @@ ANSWERS = {
     "staying_elsewhere": ({"until": "2027-01-15"}, "hitl_review"),
     "shift_updated": ({}, "pending_reply"),
     "on_leave": ({"until": "2027-01-15"}, "hitl_review"),
+    "rides_not_recorded": ({}, "hitl_review"),
+    "permit_returned": ({}, "pending_reply"),  # the permit is still on record: it still shows
     "give_up_seat": ({}, "pre_cancel"),
     "question": ({"text": "How far is too far?"}, "pending_reply"),
     "talk_to_person": ({}, "hitl_review"),
@@ -59,6 +63,47 @@ def shift_case() -> Case:
     return Case.objects.get(vanpool=vanpool)
 
 
+def ridership_case() -> Case:
+    """A rider the trip log shows on none of the window's workdays: a ridership finding."""
+    hours = [{"day": d, "start": "07:00", "end": "15:30"} for d in WEEKDAYS]
+    vanpool = VanpoolFactory(schedule=hours)
+    riders = [
+        EmployeeFactory(
+            first_name=name, home_zip=scenes.NEAR_ZIP, shift=ShiftFactory(schedule=hours)
+        )
+        for name in ("Dana", "Minh")
+    ]
+    for employee in riders:
+        RiderFactory(vanpool=vanpool, employee=employee, joined=dt.date(2026, 1, 5))
+    today = timezone.localdate()
+    start = today - dt.timedelta(days=settings.RIDERSHIP_WINDOW_DAYS)
+    DataCoverage.objects.create(kind="trips", vanpool=vanpool, start=start, end=today)
+    for n in range(settings.RIDERSHIP_WINDOW_DAYS):
+        day = start + dt.timedelta(days=n)
+        if day.weekday() < 5:
+            RideDay.objects.create(vanpool=vanpool, employee=riders[0], date=day, source="trip")
+    audit_vanpool(vanpool.vanpool_id)
+    return Case.objects.get(vanpool=vanpool)
+
+
+def parking_case() -> Case:
+    """A rider holding a parking permit beside the seat: a parking finding."""
+    vanpool = VanpoolFactory()
+    RiderFactory(vanpool=vanpool, employee=EmployeeFactory(home_zip=scenes.NEAR_ZIP))
+    holder = EmployeeFactory(first_name="Minh", home_zip=scenes.NEAR_ZIP)
+    RiderFactory(vanpool=vanpool, employee=holder)
+    DataCoverage.objects.create(kind="permits", work_site="")
+    ParkingPermit.objects.create(
+        permit_id="P-5521", employee=holder, lot="Garage B", valid_from=dt.date(2026, 1, 5)
+    )
+    audit_vanpool(vanpool.vanpool_id)
+    return Case.objects.get(vanpool=vanpool)
+
+
+# The case each choice is offered on, by the finding it fits (any other: a home too far).
+CASES = {"shift": shift_case, "ridership": ridership_case, "parking": parking_case}
+
+
 def sideways_pan(page) -> int:
     return page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
 
@@ -79,7 +124,7 @@ def speaking(case: Case, lang: str) -> None:
 def test_a_rider_answers_each_choice_without_javascript(
     browser, live_server, screenshots, choice, lang, width
 ):
-    case = shift_case() if BY_NAME[choice].fits == "shift" else scenes.audited_case()
+    case = CASES.get(BY_NAME[choice].fits, scenes.audited_case)()
     speaking(case, lang)
     path = PAGE.search(mail.outbox[-1].body).group(1)
     url = f"{live_server.url}{path}?choice={choice}"

@@ -32,8 +32,20 @@ from caseloop.fanout import start_audit_run
 from caseloop.models import AuditRun, progress
 from cases.models import Case, Verification
 from evals.scratch_db import scratch_database
+from poolpatrol import spreadsheets
 from poolpatrol.qcluster import current_database_url, running_qcluster
-from vanpools.models import Employee, Rider, Shift, Vanpool
+from vanpools.models import (
+    DataCoverage,
+    Employee,
+    ParkingPermit,
+    RideDay,
+    Rider,
+    Shift,
+    Trip,
+    Vanpool,
+    VanpoolMonth,
+)
+from vanpools.monthly_report import COLUMNS, report_rows
 
 AUDIT_DATE = dt.date(2026, 11, 23)
 DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri")
@@ -85,6 +97,21 @@ class Command(BaseCommand):
             help="audit the same, unchanged roster again and count the rows it writes",
         )
         parser.add_argument(
+            "--trips",
+            type=int,
+            default=0,
+            metavar="WORKDAYS",
+            help="log this many workdays of trips for every van (one there, one back, each "
+            "rider aboard; ~1 %% of riders on a third of the days), with seats, a parking "
+            "permit list and a month's report, so ridership, parking and the vanpool "
+            "rules have data to judge",
+        )
+        parser.add_argument(
+            "--report",
+            action="store_true",
+            help="also time the monthly vanpool report of every van for last month",
+        )
+        parser.add_argument(
             "--workers",
             type=int,
             default=0,
@@ -100,56 +127,84 @@ class Command(BaseCommand):
         seed: int,
         rerun: bool = False,
         workers: int = 0,
+        trips: int = 0,
+        report: bool = False,
         **options: object,
     ) -> None:
         if vanpools < 1 or not 1 <= riders_per_vanpool <= 60:
             raise CommandError("--vanpools must be ≥ 1 and --riders-per-vanpool between 1 and 60")
         if not 0 <= workers <= 32:
             raise CommandError("--workers must be between 1 and 32")
+        if not 0 <= trips <= 60:
+            raise CommandError("--trips must be between 0 and 60 workdays")
         if workers:
-            self.stdout.write(fan_out(vanpools, riders_per_vanpool, seed, workers))
+            self.stdout.write(fan_out(vanpools, riders_per_vanpool, seed, workers, trips))
             return
         # Case events log one line each; thousands would bury the figures.
         logging.getLogger("cases").setLevel(logging.WARNING)
         with scratch_database():
             started = time.perf_counter()
             ids = build_program(vanpools, riders_per_vanpool, random.Random(seed))
+            ride_rows = log_trips(trips, random.Random(seed)) if trips else 0
             built = time.perf_counter() - started
             per_vanpool = sample_queries(riders_per_vanpool)
             counter = QueryCounter()
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), time.process_time()
             with connection.execute_wrapper(counter), no_outreach():
                 outcomes = audit_vanpools(ids, audit_date=AUDIT_DATE)
-            seconds = time.perf_counter() - started
+            seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
             first_peak = peak_mib()
             again = self._rerun(ids) if rerun else ""
+            reported = time_report() if report else ""
         statuses = Counter(o.status for o in outcomes)
         lines = [
             f"program: {vanpools} vanpools × {riders_per_vanpool} riders "
-            f"({connection.vendor}, {settings.LLM_BACKEND} backend), built in {built:.1f} s",
-            f"audited: {len(outcomes)} in {seconds:.1f} s = {len(outcomes) / seconds:.0f} audits/s",
+            f"({connection.vendor}, {settings.LLM_BACKEND} backend)"
+            + (f", {trips} workdays of trips ({ride_rows:,} rider-day rows)" if trips else "")
+            + f", built in {built:.1f} s",
+            f"audited: {len(outcomes)} in {seconds:.1f} s = {len(outcomes) / seconds:.0f} audits/s"
+            + cpu_rate(len(outcomes), cpu),
             f"outcomes: {dict(sorted(statuses.items()))}",
             f"queries per vanpool (bulk, preload amortised): {counter.count / len(outcomes):.1f}",
             f"queries per single audit (median of samples): {per_vanpool}",
             f"model calls: {sum(o.model_calls for o in outcomes)}",
             f"peak memory (RSS): {first_peak:.0f} MiB",
         ]
-        if again:
-            lines.append(again)
+        lines += [line for line in (again, reported) if line]
         self.stdout.write("\n".join(lines))
 
     def _rerun(self, ids: list[str]) -> str:
         """The nightly case: the same roster, nothing changed since the last audit."""
         counter = QueryCounter()
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         with connection.execute_wrapper(counter), no_outreach():
             outcomes = audit_vanpools(ids, audit_date=AUDIT_DATE)
-        seconds = time.perf_counter() - started
+        seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
         return (
             f"re-audit unchanged: {len(outcomes)} in {seconds:.1f} s = "
-            f"{len(outcomes) / seconds:.0f} audits/s, rows written {counter.rows_written} "
+            f"{len(outcomes) / seconds:.0f} audits/s{cpu_rate(len(outcomes), cpu)}, "
+            f"rows written {counter.rows_written} "
             f"(peak memory {peak_mib():.0f} MiB)"
         )
+
+
+def cpu_rate(audits: int, cpu_seconds: float) -> str:
+    """The rate on this process's own CPU time: on a shared machine, wall time counts the others."""
+    return f" ({cpu_seconds:.1f} s of CPU = {audits / max(cpu_seconds, 1e-9):.0f} per CPU-second)"
+
+
+def time_report() -> str:
+    """The monthly report of every van for the month before the audit, as CSV."""
+    month = (AUDIT_DATE.replace(day=1) - dt.timedelta(days=1)).replace(day=1)
+    started, cpu = time.perf_counter(), time.process_time()
+    # The program's vans: not the few sample_queries adds to count one audit's queries.
+    rows = list(report_rows(Vanpool.objects.exclude(name=SAMPLE_NAME), month))
+    text = spreadsheets.as_csv(COLUMNS, rows)
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
+    return (
+        f"monthly report {month:%Y-%m}: {len(rows)} vans in {seconds:.1f} s ({cpu:.1f} s of CPU) "
+        f"({len(text) / 1e6:.1f} MB of CSV, peak memory {peak_mib():.0f} MiB)"
+    )
 
 
 def no_outreach() -> AbstractContextManager:
@@ -161,10 +216,12 @@ def no_outreach() -> AbstractContextManager:
     return patch("caseloop.audits.enqueue_outreach", lambda case_pk: None)
 
 
-def fan_out(vanpools: int, riders: int, seed: int, workers: int) -> str:
+def fan_out(vanpools: int, riders: int, seed: int, workers: int, trips: int = 0) -> str:
     """The same program audited through a qcluster of ``workers``, then in this process."""
     with scratch_database(), tempfile.TemporaryDirectory(prefix="poolpatrol-bench-") as var:
         ids = build_program(vanpools, riders, random.Random(seed))
+        if trips:
+            log_trips(trips, random.Random(seed))
         queue = f"bench-audit-{secrets.token_hex(4)}"
         env = worker_env(Path(var), queue, workers)
         with running_qcluster(env) as cluster:
@@ -184,7 +241,8 @@ def fan_out(vanpools: int, riders: int, seed: int, workers: int) -> str:
     return "\n".join(
         [
             f"program: {vanpools} vanpools × {riders} riders ({connection.vendor}, "
-            f"broker {'Redis' if settings.REDIS_URL else 'ORM'})",
+            f"broker {'Redis' if settings.REDIS_URL else 'ORM'})"
+            + (f", {trips} workdays of trips" if trips else ""),
             f"workers: {workers}, audited: {vanpools} in {seconds:.1f} s = "
             f"{vanpools / seconds:.0f} audits/s, same results as one process: {same}, "
             f"duplicate cases: {duplicates}",
@@ -357,13 +415,112 @@ def build_program(vanpools: int, riders: int, rng: random.Random) -> list[str]:
     return sorted(van_pks)
 
 
+BATCH = 20_000
+
+
+def log_trips(workdays: int, rng: random.Random) -> int:
+    """Trips on the ``workdays`` weekdays before the audit date, in batches; rider-day rows made.
+
+    Each van runs there and back every day with its riders aboard, except
+    ~1 % of riders who ride a third of the days (ridership failures). Every
+    van gets 7 seats, 25 miles a trip and last month's odometer; the program
+    gets a permit list, with a permit for ~0.5 % of riders (parking failures).
+    """
+    days = weekdays_before(AUDIT_DATE, workdays)
+    vans = list(Vanpool.objects.order_by("pk").values_list("pk", "vanpool_id"))
+    seats: dict[int, list[int]] = {}
+    for vanpool_pk, employee_pk in Rider.objects.order_by("pk").values_list(
+        "vanpool_id", "employee_id"
+    ):
+        seats.setdefault(vanpool_pk, []).append(employee_pk)
+    Vanpool.objects.update(seats=7, miles_per_trip=25)
+    trips: list[Trip] = []
+    ride_days: list[RideDay] = []
+    made = 0
+    for vanpool_pk, vanpool_id in vans:
+        riders = seats.get(vanpool_pk, [])
+        seldom = {e for e in riders if rng.random() < 0.01}
+        for day in days:
+            aboard = [e for e in riders if e not in seldom or rng.random() < 0.33]
+            for direction in ("to_work", "from_work"):
+                ref = f"{vanpool_id}/{day.isoformat()}/{direction}"
+                trips.append(
+                    Trip(
+                        vanpool_id=vanpool_pk,
+                        date=day,
+                        direction=direction,
+                        trip_ref=ref,
+                        passengers=len(aboard),
+                    )
+                )
+            ride_days += [
+                RideDay(
+                    vanpool_id=vanpool_pk,
+                    employee_id=e,
+                    date=day,
+                    source="trip",
+                    ref=f"{vanpool_id}/{day.isoformat()}/to_work",
+                )
+                for e in aboard
+            ]
+        if len(ride_days) >= BATCH:
+            made += _flush(trips, ride_days)
+    made += _flush(trips, ride_days)
+    DataCoverage.objects.bulk_create(
+        [DataCoverage(kind="trips", vanpool_id=pk, start=days[0], end=days[-1]) for pk, _ in vans],
+        batch_size=5000,
+    )
+    DataCoverage.objects.create(kind="permits", work_site="")
+    # Last month's odometer: its commute trips and a tenth more (a 91 % commute share).
+    month = (AUDIT_DATE.replace(day=1) - dt.timedelta(days=1)).replace(day=1)
+    month_trips = 2 * sum(day.month == month.month for day in days)
+    miles = round(month_trips * 25 * 1.1, 1) or None
+    VanpoolMonth.objects.bulk_create(
+        [VanpoolMonth(vanpool_id=pk, month=month, vehicle_miles=miles) for pk, _ in vans],
+        batch_size=5000,
+    )
+    employees = list(Employee.objects.values_list("pk", flat=True))
+    ParkingPermit.objects.bulk_create(
+        [
+            ParkingPermit(
+                permit_id=f"P-{pk}", employee_id=pk, lot="Garage A", valid_from=dt.date(2026, 1, 1)
+            )
+            for pk in employees
+            if rng.random() < 0.005
+        ],
+        batch_size=5000,
+    )
+    return made
+
+
+def _flush(trips: list, ride_days: list) -> int:
+    Trip.objects.bulk_create(trips, batch_size=5000)
+    RideDay.objects.bulk_create(ride_days, batch_size=5000)
+    made = len(ride_days)
+    trips.clear()
+    ride_days.clear()
+    return made
+
+
+def weekdays_before(day: dt.date, count: int) -> list[dt.date]:
+    found: list[dt.date] = []
+    while len(found) < count:
+        day -= dt.timedelta(days=1)
+        if day.weekday() < 5:
+            found.append(day)
+    return sorted(found)
+
+
+SAMPLE_NAME = "sample"
+
+
 def sample_queries(riders: int) -> int:
     """Queries for one audit of a fresh clean vanpool, the constant the tests assert."""
     counts = []
     for n in range(3):
         vanpool = Vanpool.objects.create(
             vanpool_id=f"VP-S{n}",
-            name="sample",
+            name=SAMPLE_NAME,
             work_site="S",
             pickup_lat=37.59,
             pickup_lng=-122.02,

@@ -386,6 +386,14 @@ class Command(BaseCommand):
             ]
             differences += [f"error: {error}" for error in got["errors"]]
             return "; ".join(differences)
+        for key in ("riders", "rules"):  # ridership and parking; the vanpool rules
+            if key in expected:
+                wrong = [
+                    f"{name} {verdict} → {got[key].get(name, 'missing')}"
+                    for name, verdict in expected[key].items()
+                    if got[key].get(name) != verdict
+                ]
+                return f"expected {expected['verdict']}, got {got['verdict']}: " + "; ".join(wrong)
         return (
             f"expected {expected['verdict']} {expected['flagged']}, "
             f"got {got['verdict']} {got['flagged']}"

@@ -7,13 +7,14 @@ body) and ``<lang>/<template>.html``, to read as a rider would. The answer
 email answers a question on every topic. Nothing is sent or stored.
 """
 
+import dataclasses
 import datetime as dt
 from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from outreach.compose import TEMPLATES, RiderFacts, render_email
+from outreach.compose import TEMPLATES, PermitFacts, RiderFacts, render_email
 from outreach.replies.answers import answer_question
 from poolpatrol.languages import BY_CODE, CODES
 
@@ -43,7 +44,24 @@ SAMPLE = RiderFacts(
     portal_url="https://portal.example.com/my-profile",
     program_name="Commute Vanpool Program",
     contact_email="vanpool-program@example.com",
+    # What the riding and parking letters say, when those checks fail.
+    rides_aboard=3,
+    rides_counted=20,
+    rides_required=12,
+    rides_excused=2,
+    rides_start=dt.date(2026, 10, 26),
+    rides_end=dt.date(2026, 11, 22),
+    rides_min_days_per_week=3.0,
+    rides_by_badge=True,
+    swipe_window_minutes=30,
+    permits=(PermitFacts("P-5521", "Garage B", dt.date(2026, 9, 1), dt.date(2026, 12, 31)),),
 )
+# The first letters about riding and parking, for a rider failing those checks.
+FAILING: dict[str, tuple[str, ...]] = {
+    "ridership_mismatch": ("ridership",),
+    "parking_conflict": ("parking",),
+    "several_findings": ("location", "parking", "ridership"),
+}
 QUESTION = (
     "Why was I flagged? What address do you have on file? How far is it? What are the "
     "van's hours? How do I update my record? What's the deadline? What happens if I "
@@ -67,12 +85,20 @@ class Command(BaseCommand):
             folder = out / lang
             folder.mkdir(parents=True, exist_ok=True)
             for template in sorted(TEMPLATES):
-                email = render_email(template, SAMPLE, lang=lang, **_extra(template, lang))
+                sample = sample_for(template)
+                email = render_email(template, sample, lang=lang, **_extra(template, lang))
                 (folder / f"{template}.txt").write_text(
                     f"{email.subject}\n\n{email.text}", encoding="utf-8"
                 )
                 (folder / f"{template}.html").write_text(email.html, encoding="utf-8")
         self.stdout.write(f"{len(TEMPLATES)} emails in {len(options['lang'])} language(s) in {out}")
+
+
+def sample_for(template: str) -> RiderFacts:
+    """The sample rider, failing the checks this template's letter is about."""
+    if template in FAILING:
+        return dataclasses.replace(SAMPLE, failed_checks=FAILING[template])
+    return SAMPLE
 
 
 def _extra(template: str, lang: str) -> dict[str, object]:

@@ -42,7 +42,13 @@ def parse_mapping(
         error = exc.errors()[0]
         place = ".".join(str(part) for part in error["loc"] if part not in ("str", "list[str]"))
         raise MappingError(where, f"{place}: {_pydantic_message(error)}") from None
-    for kind in KINDS:
+    kinds = list(columns)  # the roster's kinds, or the records' (vanpools.importing.records)
+    for kind in [k for k in RosterMapping.model_fields if k != "source" and k not in kinds]:
+        if mapping.for_kind(kind):
+            raise MappingError(
+                where, f"{kind}: not read by this import (it reads {', '.join(kinds)})"
+            )
+    for kind in kinds:
         spec = mapping.for_kind(kind)
         known = set(columns[kind]) | ({RIDERS} if kind == "vanpools" else set())
         for name in spec.columns if spec else {}:
@@ -52,12 +58,12 @@ def parse_mapping(
                     f"{kind}.columns.{name}: not a roster column of {kind} "
                     f"(one of {', '.join(sorted(known))})",
                 )
-    if not any(mapping.for_kind(kind) for kind in KINDS):
-        raise MappingError(where, "the mapping names none of shifts, vanpools, employees")
-    for kind in KINDS:
+    if not any(mapping.for_kind(kind) for kind in kinds):
+        raise MappingError(where, f"the mapping names none of {', '.join(kinds)}")
+    for kind in kinds:
         spec = mapping.for_kind(kind)
         for name, recipe in spec.columns.items() if spec else ():
-            problem = _recipe_problem(name, recipe)
+            problem = _recipe_problem(name, recipe, kind)
             if problem is not None:
                 key, message = problem
                 raise MappingError(where, f"{kind}.columns.{name}.{key}: {message}")
@@ -69,9 +75,11 @@ def parse_mapping(
 TRANSFORM_KEYS = ("take", "values", "format", "date_format")
 RIDER_KEYS = ("from", "id", "joined", "format", "date_format")
 DATE_COLUMNS = ("joined", "pto", "leave")
+# The ride, permit and monthly records' (vanpools.importing.records).
+RECORD_DATE_COLUMNS = ("date", "valid_from", "valid_to", "month")
 
 
-def _recipe_problem(name: str, recipe: Recipe) -> tuple[str, str] | None:
+def _recipe_problem(name: str, recipe: Recipe, kind: str) -> tuple[str, str] | None:
     """(key, why) for the first key of a recipe that would be ignored for this column."""
     given = [
         "from" if key == "source" else key
@@ -101,8 +109,11 @@ def _recipe_problem(name: str, recipe: Recipe) -> tuple[str, str] | None:
                 return key, f"transforms a value read with from, not {origin}"
     if "sep" in given and not isinstance(recipe.source, list):
         return "sep", 'joins a list of columns, from = ["A", "B"]; this from is one column'
-    if recipe.date_format is not None and name not in DATE_COLUMNS:
-        return "date_format", f"{name} holds no dates (date_format reads joined, pto and leave)"
+    roster = kind in KINDS
+    dated = DATE_COLUMNS if roster else RECORD_DATE_COLUMNS
+    if recipe.date_format is not None and name not in dated:
+        reads = "joined, pto and leave" if roster else "date, valid_from, valid_to and month"
+        return "date_format", f"{name} holds no dates (date_format reads {reads})"
     schedule = [key for key in SCHEDULE_KEYS if key in given]
     if schedule and name != "schedule":
         return schedule[0], f"builds a schedule, and {name} is not the schedule column"

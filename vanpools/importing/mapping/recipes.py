@@ -144,8 +144,13 @@ def _name_part(value: object, part: str) -> str:
     return first if part == "first_name" else last
 
 
-def formatted(value: object, template: str) -> str:
-    """``VP-{}`` or ``E{:05d}`` filled with the value (text of digits counts as a number)."""
+def formatted(value: object, template: str) -> object:
+    """``VP-{}`` or ``E{:05d}`` filled with the value (text of digits counts as a number).
+
+    A list (a trip's passenger IDs) is filled item by item.
+    """
+    if isinstance(value, list):
+        return [formatted(item, template) for item in value]
     text = str(value).strip()
     try:
         return template.format(value if not isinstance(value, str) else text)

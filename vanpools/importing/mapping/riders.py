@@ -100,7 +100,7 @@ def seats_from_riders(
 def _rider_id(value: object, recipe: Recipe | None) -> str:
     if recipe is not None and recipe.format is not None:
         try:
-            return formatted(value, recipe.format)
+            return str(formatted(value, recipe.format))
         except RecipeError:
             pass  # left as given: the employee lookup then names it
     return str(value).strip()

@@ -92,6 +92,13 @@ class RosterMapping(BaseModel):
     shifts: KindMapping | None = None
     vanpools: KindMapping | None = None
     employees: KindMapping | None = None
+    # Ride, permit and monthly records (vanpools.importing.records).
+    trips: KindMapping | None = None
+    ride_days: KindMapping | None = None
+    badge_swipes: KindMapping | None = None
+    permits: KindMapping | None = None
+    vanpool_months: KindMapping | None = None
+    holidays: KindMapping | None = None
     source: str = ""  # the mapping file, for messages
 
     def for_kind(self, kind: str) -> KindMapping | None:

@@ -10,7 +10,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('vanpools', '0008_employee_languages'),
+        ('vanpools', '0011_roster_upload_record_kinds'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -41,7 +41,7 @@ def revoke(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('vanpools', '0010_history_baseline_and_permissions'),
+        ('vanpools', '0013_history_baseline_and_permissions'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

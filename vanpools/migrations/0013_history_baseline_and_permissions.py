@@ -86,7 +86,7 @@ def revoke(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("vanpools", "0009_roster_history")]
+    dependencies = [("vanpools", "0012_roster_history")]
 
     operations = [
         migrations.RunPython(baseline, forget),
