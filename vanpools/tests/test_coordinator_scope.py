@@ -7,6 +7,7 @@ be left out of every list, and no filter, lookup or choice list may name it.
 """
 
 import csv
+import datetime as dt
 import io
 import json
 import re
@@ -33,7 +34,15 @@ from tests.factories import (
     VanpoolFactory,
     VerificationFactory,
 )
-from vanpools.models import CoordinatorSite, Employee
+from vanpools.models import (
+    BadgeSwipe,
+    CoordinatorSite,
+    Employee,
+    ParkingPermit,
+    RideDay,
+    Trip,
+    VanpoolMonth,
+)
 from vanpools.scope import (
     VANPOOL_PATHS,
     coordinated_vanpools,
@@ -89,6 +98,18 @@ def world(coordinator, auditor):
             },
         )
         AgentRunFactory(case=case, vanpool=van)
+        the_day = dt.date(2026, 10, 5)
+        Trip.objects.create(
+            vanpool=van, date=the_day, trip_ref=f"T-{n}", driver=employee, passengers=5
+        )
+        RideDay.objects.create(
+            employee=employee, vanpool=van, date=the_day, source="trip", ref=f"T-{n}"
+        )
+        BadgeSwipe.objects.create(employee=employee, date=the_day, time=dt.time(7, 55), site=site)
+        ParkingPermit.objects.create(
+            permit_id=f"P-{n}", employee=employee, lot="North", valid_from=the_day
+        )
+        VanpoolMonth.objects.create(vanpool=van, month=the_day.replace(day=1), vehicle_miles=900)
         CaseReview.objects.create(
             case=case, score=80, passed=True, justification="adequate", backend="rules"
         )
@@ -201,6 +222,11 @@ RECORD_OF = {
     "outreach.emailthread": "thread",
     "outreach.message": "message",
     "agents.agentrun": "run",
+    "vanpools.trip": "trip",
+    "vanpools.rideday": "ride_day",
+    "vanpools.badgeswipe": "swipe",
+    "vanpools.parkingpermit": "permit",
+    "vanpools.vanpoolmonth": "month",
 }
 
 
@@ -266,6 +292,11 @@ def records(world, scope: str) -> dict:
         "review": case.reviews.get(),
         "lesson": case.lesson,
         "case_type": ContentType.objects.get_for_model(case).pk,
+        "trip": case.vanpool.trips.get(),
+        "ride_day": RideDay.objects.get(vanpool=case.vanpool),
+        "swipe": BadgeSwipe.objects.get(employee=mine["employee"]),
+        "permit": ParkingPermit.objects.get(employee=mine["employee"]),
+        "month": case.vanpool.months.get(),
     }
     for name, record in list(names.items()):
         if hasattr(record, "history"):
@@ -330,6 +361,8 @@ NO_VANPOOLS_RECORDS = {
     # Models whose rows are the whole program's (VANPOOL_PATHS gives them no path)
     "admin:vanpools_shift_*": "shifts are the program's, shared by every site",
     "admin:vanpools_coordinatorsite_*": "who coordinates which site: every coordinator reads it",
+    "admin:vanpools_datacoverage_*": "which dates each import covers: no rider's data",
+    "admin:vanpools_holiday_*": "holidays are the program's calendar",
 }
 # Pages for riders, not staff: what they show is decided by the signed link in the rider's
 # email, never by who is signed in, so a staff user's scope has nothing to narrow there.
