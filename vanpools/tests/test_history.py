@@ -130,6 +130,21 @@ def test_the_imports_bulk_writes_are_recorded_seats_moved_and_leave_replaced(pro
     assert {r.history_source for r in [cancelled, *leave_rows]} == {"roster import"}
 
 
+def test_an_import_that_changes_a_vans_seats_and_miles_records_both(program):
+    van = {"vanpool_id": "VP-101", "name": "Fremont 1", "work_site": "Fremont Campus"}
+    import_data({"vanpools": [van | {"seats": 11, "miles_per_trip": 20.0}]})
+
+    import_data({"vanpools": [van | {"seats": 12, "miles_per_trip": 24.5}]}, source="vans.csv")
+
+    before, after = rows(Vanpool, vanpool_id="VP-101")[-2:]
+    assert (after.seats, after.miles_per_trip) == (12, 24.5)
+    assert sorted(c.field for c in after.diff_against(before).changes) == [
+        "miles_per_trip",
+        "seats",
+    ]
+    assert (after.history_source, after.history_change_reason) == ("roster import", "file vans.csv")
+
+
 def test_an_unchanged_reimport_and_a_dry_run_record_nothing(program):
     data = {"employees": [employee_row()]}
     import_data(data)
