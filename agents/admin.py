@@ -11,7 +11,6 @@ from django.utils.safestring import SafeString
 from agents.models import AgentRun
 from poolpatrol.admin_display import (
     EMPTY,
-    AuditAdmin,
     ReadOnlyAdminMixin,
     change_link,
     change_url,
@@ -19,6 +18,7 @@ from poolpatrol.admin_display import (
     short,
 )
 from poolpatrol.privacy import may_see_home, withhold_home_points
+from vanpools.admin_scope import ScopedAdmin
 
 # Without the home-address permission the run's JSON is shown through
 # withhold_home_points: a trace written before homes were withheld at the
@@ -42,7 +42,7 @@ class ErrorFilter(admin.SimpleListFilter):
 
 
 @admin.register(AgentRun)
-class AgentRunAdmin(ReadOnlyAdminMixin, AuditAdmin):
+class AgentRunAdmin(ReadOnlyAdminMixin, ScopedAdmin):
     list_display = [
         "agent",
         "backend",

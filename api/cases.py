@@ -28,6 +28,7 @@ from cases.lifecycle import KEEP, IllegalTransition, open_case, set_reply_deadli
 from cases.models import Case, CaseEvent, Verification
 from outreach.models import Message
 from vanpools.models import Vanpool
+from vanpools.scope import visible
 
 CASE_ID_RE = r"CASE-[0-9A-F]{8}"
 Status = Case.Status
@@ -126,8 +127,15 @@ class CaseDetailSerializer(CaseSerializer):
         fields = [*CaseSerializer.Meta.fields, "verifications", "events"]
 
 
+class ScopedVanpoolField(PublicIdField):
+    """A vanpool ID; one outside the caller's scope is as unknown as one that does not exist."""
+
+    def get_queryset(self) -> QuerySet[Vanpool]:
+        return visible(Vanpool.objects.all(), self.context["request"].user)
+
+
 class CaseCreateSerializer(serializers.Serializer):
-    vanpool = PublicIdField(
+    vanpool = ScopedVanpoolField(
         slug_field="vanpool_id", queryset=Vanpool.objects.all(), help_text="vanpool_id."
     )
     reason = serializers.ChoiceField(choices=Case.Reason.choices)
@@ -207,8 +215,8 @@ class CaseViewSet(
 
     def get_queryset(self) -> QuerySet[Case]:
         if self.action == "list":
-            return cases()
-        return cases().prefetch_related(
+            return visible(cases(), self.request.user)
+        return visible(cases(), self.request.user).prefetch_related(
             Prefetch("verifications", queryset=Verification.objects.order_by("created_at", "id")),
             Prefetch("events", queryset=CaseEvent.objects.select_related("actor_user")),
         )
@@ -228,7 +236,7 @@ class CaseViewSet(
         responses={201: CaseDetailSerializer},
     )
     def create(self, request: Request) -> Response:
-        given = CaseCreateSerializer(data=request.data)
+        given = CaseCreateSerializer(data=request.data, context={"request": request})
         given.is_valid(raise_exception=True)
         data = given.validated_data
         vanpool = data["vanpool"]
@@ -251,7 +259,7 @@ class CaseViewSet(
         responses={200: CaseDetailSerializer},
     )
     def partial_update(self, request: Request, case_id: str) -> Response:
-        case = get_object_or_404(Case, case_id=case_id)
+        case = get_object_or_404(visible(Case.objects.all(), request.user), case_id=case_id)
         given = CaseUpdateSerializer(data=request.data)
         given.is_valid(raise_exception=True)
         data = given.validated_data
@@ -294,5 +302,7 @@ class CaseEmailsView(generics.ListAPIView):
     def get_queryset(self) -> QuerySet[Message]:
         if getattr(self, "swagger_fake_view", False):  # schema generation
             return Message.objects.none()
-        case = get_object_or_404(Case, case_id=self.kwargs["case_id"])
+        case = get_object_or_404(
+            visible(Case.objects.all(), self.request.user), case_id=self.kwargs["case_id"]
+        )
         return messages().filter(thread__case=case)

@@ -20,6 +20,7 @@ from outreach.models import EmailThread, Message
 from outreach.staff_messages import CannotWrite, add_staff_message
 from outreach.subjects import SubjectError, validate_subject
 from vanpools.models import Employee
+from vanpools.scope import visible
 
 THREAD_ID_RE = r"THREAD-[0-9A-F]{8}"
 
@@ -116,7 +117,9 @@ class StaffMessageSerializer(serializers.Serializer):
     text = serializers.CharField(max_length=20000, help_text="Plain text; sent as written.")
 
     def validate_employee_id(self, value: str) -> Employee:
-        employee = Employee.objects.filter(employee_id=value).first()
+        # An employee outside the caller's scope is as unknown as one that does not exist.
+        employees = visible(Employee.objects.all(), self.context["request"].user)
+        employee = employees.filter(employee_id=value).first()
         if employee is None:
             raise serializers.ValidationError(f"no employee {value}")
         return employee
@@ -141,7 +144,8 @@ class ThreadViewSet(PublicIdLookup, viewsets.ReadOnlyModelViewSet):
 
     def get_queryset(self) -> QuerySet[EmailThread]:
         threads = (
-            EmailThread.objects.select_related("case__vanpool")
+            visible(EmailThread.objects.all(), self.request.user)
+            .select_related("case__vanpool")
             .annotate(message_count=Count("messages"), last_message_at=Max("messages__created_at"))
             .order_by("-created_at", "-id")
         )
@@ -174,9 +178,10 @@ class ThreadViewSet(PublicIdLookup, viewsets.ReadOnlyModelViewSet):
     @action(detail=True, methods=["post"], filter_backends=[], pagination_class=None)
     def messages(self, request: Request, thread_id: str) -> Response:
         thread = get_object_or_404(
-            EmailThread.objects.select_related("case__vanpool"), thread_id=thread_id
+            visible(EmailThread.objects.select_related("case__vanpool"), request.user),
+            thread_id=thread_id,
         )
-        given = StaffMessageSerializer(data=request.data)
+        given = StaffMessageSerializer(data=request.data, context={"request": request})
         given.is_valid(raise_exception=True)
         data = given.validated_data
         try:

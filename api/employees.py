@@ -5,6 +5,8 @@ coordinates are shown only to users with ``vanpools.view_home_address``
 (Auditors); everyone else gets ``null`` there and sees the ZIP.
 """
 
+from typing import Any
+
 from django.db.models import OuterRef, Prefetch, QuerySet, Subquery
 from django.shortcuts import get_object_or_404
 from django_filters import rest_framework as filters
@@ -16,6 +18,7 @@ from api.filters import RefuseHomeFields
 from api.vanpools import VANPOOL_ID_RE, PointSerializer, point
 from poolpatrol.privacy import may_see_home
 from vanpools.models import Employee, Leave, Rider, Shift
+from vanpools.scope import vanpools_for, visible
 
 EMPLOYEE_ID_RE = r"[A-Z][A-Z0-9]*-?[A-Z0-9-]*"
 
@@ -117,15 +120,23 @@ class EmployeeFilter(StrictFilterSet):
 
     def in_vanpool(self, queryset: QuerySet[Employee], name: str, value: str) -> QuerySet:
         # One active seat per employee (a constraint), so the join adds no duplicates.
+        # Only the caller's vanpools: a van outside their scope finds no one, as an
+        # unknown one does.
         return queryset.filter(
-            memberships__vanpool__vanpool_id=value, memberships__status=Rider.Status.ACTIVE
+            memberships__vanpool__in=vanpools_for(self.request.user),
+            memberships__vanpool__vanpool_id=value,
+            memberships__status=Rider.Status.ACTIVE,
         )
 
 
-def employees() -> QuerySet[Employee]:
-    seat = Rider.objects.filter(employee=OuterRef("pk"), status=Rider.Status.ACTIVE)
+def employees(user: Any) -> QuerySet[Employee]:
+    """The employees ``user`` may see; ``current_vanpool`` only when it is one of theirs."""
+    seat = Rider.objects.filter(
+        employee=OuterRef("pk"), status=Rider.Status.ACTIVE, vanpool__in=vanpools_for(user)
+    )
     return (
-        Employee.objects.select_related("shift")
+        visible(Employee.objects.all(), user)
+        .select_related("shift")
         .annotate(current_vanpool=Subquery(seat.values("vanpool__vanpool_id")[:1]))
         .order_by("employee_id")
     )
@@ -141,8 +152,8 @@ class EmployeeViewSet(PublicIdLookup, viewsets.ReadOnlyModelViewSet):
     def get_queryset(self) -> QuerySet[Employee]:
         if self.action == "retrieve":
             leave = Leave.objects.order_by("start_date", "id")
-            return employees().prefetch_related(Prefetch("leaves", queryset=leave))
-        return employees()
+            return employees(self.request.user).prefetch_related(Prefetch("leaves", queryset=leave))
+        return employees(self.request.user)
 
     def get_serializer_class(self) -> type[serializers.Serializer]:
         return EmployeeDetailSerializer if self.action == "retrieve" else EmployeeSerializer
@@ -157,7 +168,10 @@ class EmployeeShiftsView(generics.ListAPIView):
     def get_queryset(self) -> QuerySet[Shift]:
         if getattr(self, "swagger_fake_view", False):  # schema generation
             return Shift.objects.none()
-        employee = get_object_or_404(Employee, employee_id=self.kwargs["employee_id"])
+        employee = get_object_or_404(
+            visible(Employee.objects.all(), self.request.user),
+            employee_id=self.kwargs["employee_id"],
+        )
         if employee.shift_id is None:  # filter(pk=None) would find nothing too
             return Shift.objects.none()
         return Shift.objects.filter(pk=employee.shift_id).order_by("shift_id")

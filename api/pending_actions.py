@@ -35,6 +35,7 @@ from cases.kinds import PAYLOADS, UnknownKind, kind_choices
 from cases.lifecycle import IllegalTransition
 from cases.models import Case, PendingAction
 from outreach.models import Message
+from vanpools.scope import visible
 
 # The payload's schema is the kinds' own classes (cases.kinds), one of them: each lists every
 # field it has and no other (api.schema.ReviewPayloadExtension), so a payload fits its own only.
@@ -176,9 +177,13 @@ class PendingActionViewSet(PublicIdLookup, viewsets.ReadOnlyModelViewSet):
     extra_error_codes = {"approve": ["409"], "reject": ["409"]}
 
     def get_queryset(self) -> QuerySet[PendingAction]:
-        return PendingAction.objects.select_related(
-            "case__vanpool", "rider__employee", "message", "decided_by", "first_approved_by"
-        ).order_by("created_at", "id")
+        return (
+            visible(PendingAction.objects.all(), self.request.user)
+            .select_related(
+                "case__vanpool", "rider__employee", "message", "decided_by", "first_approved_by"
+            )
+            .order_by("created_at", "id")
+        )
 
     @extend_schema(
         summary="Approve (with a reviewer's edits where the kind takes them)",
@@ -190,7 +195,7 @@ class PendingActionViewSet(PublicIdLookup, viewsets.ReadOnlyModelViewSet):
     def approve(self, request: Request, pk: str) -> Response:
         given = ApproveSerializer(data=request.data)
         given.is_valid(raise_exception=True)
-        action_row = get_object_or_404(PendingAction, pk=pk)
+        action_row = self._in_scope(pk)
         return self._decide(
             action_row,
             decisions.approve,
@@ -213,7 +218,7 @@ class PendingActionViewSet(PublicIdLookup, viewsets.ReadOnlyModelViewSet):
         given = RejectSerializer(data=request.data)
         given.is_valid(raise_exception=True)
         return self._decide(
-            get_object_or_404(PendingAction, pk=pk),
+            self._in_scope(pk),
             decisions.reject,
             "note",
             by=request.user,
@@ -221,6 +226,10 @@ class PendingActionViewSet(PublicIdLookup, viewsets.ReadOnlyModelViewSet):
             reason=given.validated_data["reason"],
             over_claim=given.validated_data["over_claim"],
         )
+
+    def _in_scope(self, pk: str) -> PendingAction:
+        """The action, or 404 when it is unknown or outside the user's scope (vanpools.scope)."""
+        return get_object_or_404(visible(PendingAction.objects.all(), self.request.user), pk=pk)
 
     def _decide(
         self, action_row: PendingAction, decide: Any, field: str, **kwargs: Any

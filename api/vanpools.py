@@ -20,6 +20,7 @@ from api.base import PublicIdLookup, StrictFilterSet, text_filter
 from cases.models import Case
 from poolpatrol.queue import enqueue_audit
 from vanpools.models import Rider, Vanpool
+from vanpools.scope import visible
 
 VANPOOL_ID_RE = r"VP-[A-Z0-9][A-Z0-9-]*"
 
@@ -161,13 +162,13 @@ class VanpoolViewSet(PublicIdLookup, viewsets.ReadOnlyModelViewSet):
 
     def get_queryset(self) -> QuerySet[Vanpool]:
         if self.action != "retrieve":
-            return vanpools()
+            return visible(vanpools(), self.request.user)
         seats = (
             Rider.objects.filter(status=Rider.Status.ACTIVE)
             .select_related("employee", "cancelled_by")
             .order_by("employee__employee_id")
         )
-        return vanpools().prefetch_related(
+        return visible(vanpools(), self.request.user).prefetch_related(
             Prefetch("riders", queryset=seats, to_attr="active_seats")
         )
 
@@ -181,7 +182,9 @@ class VanpoolViewSet(PublicIdLookup, viewsets.ReadOnlyModelViewSet):
     )
     @action(detail=True, methods=["post"], filter_backends=[], pagination_class=None)
     def audit(self, request: Request, vanpool_id: str) -> Response:
-        vanpool = get_object_or_404(Vanpool, vanpool_id=vanpool_id)
+        vanpool = get_object_or_404(
+            visible(Vanpool.objects.all(), request.user), vanpool_id=vanpool_id
+        )
         enqueue_audit(vanpool.vanpool_id)  # on commit, through the audit task
         follow = request.build_absolute_uri(
             f"{reverse('api-case-list')}?vanpool={vanpool.vanpool_id}"
@@ -199,7 +202,9 @@ class VanpoolRidersView(generics.ListAPIView):
     def get_queryset(self) -> QuerySet[Rider]:
         if getattr(self, "swagger_fake_view", False):  # schema generation
             return Rider.objects.none()
-        vanpool = get_object_or_404(Vanpool, vanpool_id=self.kwargs["vanpool_id"])
+        vanpool = get_object_or_404(
+            visible(Vanpool.objects.all(), self.request.user), vanpool_id=self.kwargs["vanpool_id"]
+        )
         return (
             Rider.objects.filter(vanpool=vanpool)
             .select_related("employee", "cancelled_by")

@@ -34,8 +34,9 @@ from caseloop.kinds.base import KindDecision, claim, record_result
 from cases.desk import HeldByAnother, refuse_if_held_by_another
 from cases.lifecycle import lock_case, record_event
 from cases.models import Case, PendingAction
-from outreach.models import Message
+from outreach.models import EmailThread, Message
 from poolpatrol.write_lock import one_writer_at_a_time
+from vanpools.scope import is_scoped, refuse_outside_scope, visible
 
 logger = logging.getLogger(__name__)
 
@@ -60,6 +61,7 @@ def approve(
     another person. Both checks run after the case lock, in the transaction.
     """
     require_decider(by)
+    require_in_scope(by, action, edits or {})
     decision = decision_for(action)
     decision.check_reason("approve", reason, note)
     ask = action.ask_as(decision.payload_class)
@@ -89,6 +91,7 @@ def reject(
     over_claim: bool = False,
 ) -> PendingAction:
     require_decider(by)
+    require_in_scope(by, action, {})
     decision = decision_for(action)
     if decision.rejection_refused:
         raise InvalidDecision(decision.rejection_refused)
@@ -164,6 +167,27 @@ def require_decider(user: User) -> None:
     """Only active staff with the decide permission (Coordinators, Auditors) decide."""
     if not (user.is_active and user.is_staff and user.has_perm(DECIDE_PERMISSION)):
         raise PermissionDenied("deciding pending actions needs the coordinator or auditor role")
+
+
+def require_in_scope(user: User, action: PendingAction, edits: dict[str, Any]) -> None:
+    """Under COORDINATOR_SCOPE=sites a decider decides on their own vanpools only.
+
+    The pages and the API find only such actions (a 404 otherwise); the rule
+    holds here too, and for a thread an edit names, which is refused in the
+    words an unknown thread is (vanpools/scope.py).
+    """
+    if not is_scoped(user):
+        return
+    refuse_outside_scope(
+        PendingAction.objects.filter(pk=action.pk),
+        user,
+        "this action is not about a vanpool you coordinate",
+    )
+    thread = str(edits.get("thread") or "")
+    if "\x00" in thread:  # the kind's own check says so; PostgreSQL would refuse to look
+        return
+    if thread and not visible(EmailThread.objects.filter(thread_id=thread), user).exists():
+        raise InvalidDecision(f"no thread {thread}")
 
 
 __all__ = [

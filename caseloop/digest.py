@@ -2,9 +2,13 @@
 
 **Digest** (``send_daily_digests``, a django-q2 schedule every morning): each
 active coordinator with an email address gets one email a day listing the
-cards that wait on their sites — the work sites of the vanpools they
-coordinate; a coordinator who coordinates none gets the whole queue — oldest
-first, with what is overdue counted and marked. A ``DigestSent`` row per
+cards that wait on their sites, oldest first, with what is overdue counted
+and marked. Which vanpools a coordinator coordinates, and which vanpool a
+card is about, are ``vanpools.scope``'s rule. Under COORDINATOR_SCOPE=sites
+a scoped coordinator's digest lists exactly the cards their queue shows (the
+vanpools they coordinate; none: nothing). Otherwise it lists the cards at
+the work sites of those vanpools, and a coordinator who coordinates none
+gets the whole queue. A ``DigestSent`` row per
 coordinator and day, written in the transaction that sends, makes a second
 run the same day (django-q2 delivers at least once) send nothing; a send that
 fails rolls its row back, so the next run tries again.
@@ -37,7 +41,7 @@ from caseloop.models import DigestSent
 from cases.desk import due_at
 from cases.kinds import CancelMembership, payload_class
 from cases.models import PendingAction
-from vanpools.models import Vanpool
+from vanpools.scope import Coordinated, coordinated_vanpools, is_scoped, vanpool_of
 
 logger = logging.getLogger(__name__)
 
@@ -55,6 +59,7 @@ class WaitingCard:
     created_at: dt.datetime
     due: dt.datetime
     case_id: str
+    vanpool_pk: int | None
     vanpool_id: str
     site: str
 
@@ -87,21 +92,19 @@ def _hours(delta: dt.timedelta) -> str:
 
 
 def waiting_cards(now: dt.datetime) -> list[WaitingCard]:
-    """Every pending card, oldest first, with its site and due time: one query."""
+    """Every pending card, oldest first, with its vanpool, site and due time: one query."""
     rows = (
         PendingAction.objects.pending()
         .order_by("created_at", "id")
-        .values_list(
-            "pk",
-            "kind",
-            "created_at",
-            "case__case_id",
-            "case__vanpool__vanpool_id",
-            "case__vanpool__work_site",
+        .annotate(
+            van=vanpool_of(PendingAction),
+            van_id=vanpool_of(PendingAction, "vanpool_id"),
+            site=vanpool_of(PendingAction, "work_site"),
         )
+        .values_list("pk", "kind", "created_at", "case__case_id", "van", "van_id", "site")
     )
     cards = []
-    for pk, kind, created_at, case_id, vanpool_id, site in rows.iterator(chunk_size=2000):
+    for pk, kind, created_at, case_id, van, van_id, site in rows.iterator(chunk_size=2000):
         action = PendingAction(kind=kind, created_at=created_at)
         cards.append(
             WaitingCard(
@@ -110,7 +113,8 @@ def waiting_cards(now: dt.datetime) -> list[WaitingCard]:
                 created_at,
                 due_at(action),
                 case_id or "",
-                vanpool_id or "",
+                van,
+                van_id or "",
                 site or NO_SITE,
             )
         )
@@ -126,31 +130,38 @@ def staff_in(group: str) -> list[User]:
     )
 
 
-def build_digests(now: dt.datetime) -> list[Digest]:
-    """One digest per coordinator with an address: the queue and the sites read once each."""
-    coordinators = staff_in(COORDINATORS)
-    sites_of: dict[int, set[str]] = defaultdict(set)
-    coordinated = Vanpool.objects.filter(coordinator__in=coordinators).values_list(
-        "coordinator_id", "work_site"
-    )
-    for user_id, site in coordinated.distinct():
-        sites_of[user_id].add(site)
-    cards = waiting_cards(now)
-    by_site: dict[str, list[WaitingCard]] = defaultdict(list)
-    for card in cards:
-        by_site[card.site].append(card)
-    digests = []
-    for user in coordinators:
-        sites = sites_of.get(user.pk)
-        if not sites:
-            mine = cards
+class Queue:
+    """The waiting cards, read once, and found by vanpool and by site."""
+
+    def __init__(self, cards: list[WaitingCard]) -> None:
+        self.cards = cards
+        self.by_vanpool: dict[int | None, list[WaitingCard]] = defaultdict(list)
+        self.by_site: dict[str, list[WaitingCard]] = defaultdict(list)
+        for card in cards:
+            self.by_vanpool[card.vanpool_pk].append(card)
+            self.by_site[card.site].append(card)
+
+    def for_coordinator(self, user: User, vanpools: set[Coordinated]) -> list[WaitingCard]:
+        """What ``user``'s digest lists, oldest first (the rule in the module's docstring)."""
+        if is_scoped(user):
+            mine = [card for van in vanpools for card in self.by_vanpool.get(van.pk, [])]
+        elif vanpools:
+            sites = {van.work_site for van in vanpools}
+            mine = [card for site in sites for card in self.by_site.get(site, [])]
         else:
-            mine = sorted(
-                (card for site in sites for card in by_site.get(site, [])),
-                key=lambda card: (card.created_at, card.pk),
-            )
-        digests.append(Digest(user, mine))
-    return digests
+            return self.cards
+        return sorted(mine, key=lambda card: (card.created_at, card.pk))
+
+
+def build_digests(now: dt.datetime) -> list[Digest]:
+    """One digest per coordinator with an address: the queue and the vanpools read once each."""
+    coordinators = staff_in(COORDINATORS)
+    coordinated = coordinated_vanpools(user.pk for user in coordinators)
+    queue = Queue(waiting_cards(now))
+    return [
+        Digest(user, queue.for_coordinator(user, coordinated.get(user.pk, set())))
+        for user in coordinators
+    ]
 
 
 def digest_email(digest: Digest, now: dt.datetime) -> EmailMessage:

@@ -22,7 +22,7 @@ from functools import reduce
 from operator import or_
 
 from django.db import IntegrityError, transaction
-from django.db.models import Count, F, Q, Window
+from django.db.models import Count, F, Q, QuerySet, Window
 from django.db.models.functions import RowNumber
 from pydantic import BaseModel, ConfigDict
 
@@ -296,14 +296,18 @@ def _outcome_counts() -> dict[str, int]:
     return {outcome.value: 0 for outcome in Outcome if outcome.value}
 
 
-def similar_past_cases(case: Case, *, limit: int = 5) -> SimilarCases:
+def similar_past_cases(
+    case: Case, *, limit: int = 5, lessons: QuerySet[CaseLesson] | None = None
+) -> SimilarCases:
     """Past cases like ``case`` (same reason and site), their outcomes and counts.
 
     Two queries when the case's vanpool is loaded (``select_related("vanpool")``).
+    ``lessons``: the lessons to look among (a reader's scope), all by default.
     """
     reason = case.reason or Case.Reason.UNKNOWN
     site = case.vanpool.work_site
-    lessons = CaseLesson.objects.filter(reason=reason, site=site).exclude(case_id=case.pk)
+    among = CaseLesson.objects.all() if lessons is None else lessons
+    lessons = among.filter(reason=reason, site=site).exclude(case_id=case.pk)
     counts = _outcome_counts()
     for row in lessons.values("outcome").annotate(n=Count("id")).order_by():
         counts[row["outcome"]] = row["n"]
@@ -313,10 +317,13 @@ def similar_past_cases(case: Case, *, limit: int = 5) -> SimilarCases:
     )
 
 
-def similar_past_cases_for(cases: Iterable[Case], *, limit: int = 3) -> dict[int, SimilarCases]:
+def similar_past_cases_for(
+    cases: Iterable[Case], *, limit: int = 3, lessons: QuerySet[CaseLesson] | None = None
+) -> dict[int, SimilarCases]:
     """case pk → SimilarCases for a page of cases (the review queue): two queries.
 
     Pass cases with their vanpool loaded (``select_related("vanpool")``).
+    ``lessons``: the lessons to look among (a reader's scope), all by default.
     """
     cases = list(cases)
     keys = {case.pk: (case.reason or Case.Reason.UNKNOWN, case.vanpool.work_site) for case in cases}
@@ -324,7 +331,8 @@ def similar_past_cases_for(cases: Iterable[Case], *, limit: int = 3) -> dict[int
         return {}
     groups = set(keys.values())
     same = reduce(or_, (Q(reason=reason, site=site) for reason, site in groups))
-    lessons = CaseLesson.objects.filter(same).exclude(case_id__in=list(keys))
+    among = CaseLesson.objects.all() if lessons is None else lessons
+    lessons = among.filter(same).exclude(case_id__in=list(keys))
     counts: dict[tuple[str, str], dict[str, int]] = {group: _outcome_counts() for group in groups}
     for row in lessons.values("reason", "site", "outcome").annotate(n=Count("id")).order_by():
         counts[(row["reason"], row["site"])][row["outcome"]] = row["n"]
@@ -361,13 +369,17 @@ class PatternCount:
         return self.false_positives / self.proposed if self.proposed else 0.0
 
 
-def false_positive_counts_by_pattern(*, site: str | None = None) -> list[PatternCount]:
+def false_positive_counts_by_pattern(
+    *, site: str | None = None, lessons: QuerySet[CaseLesson] | None = None
+) -> list[PatternCount]:
     """Reviewers' rejections of proposed cancellations, per pattern (one query).
 
     Most false positives first; patterns whose cancellations were all
-    approved are listed with 0 so the rate has its denominator.
+    approved are listed with 0 so the rate has its denominator. ``lessons``:
+    the lessons to count (a reader's scope), all by default.
     """
-    lessons = CaseLesson.objects.filter(
+    among = CaseLesson.objects.all() if lessons is None else lessons
+    lessons = among.filter(
         case__pending_actions__kind=CancelMembership.kind,
         case__pending_actions__status__in=[
             PendingAction.Status.APPROVED,

@@ -28,7 +28,6 @@ from cases.models import (
 )
 from poolpatrol.admin_display import (
     EMPTY,
-    AuditAdmin,
     ReadOnlyAdminMixin,
     ReadOnlyStackedInline,
     ReadOnlyTabularInline,
@@ -37,6 +36,7 @@ from poolpatrol.admin_display import (
     records_table,
     short,
 )
+from vanpools.admin_scope import ScopedAdmin
 from vanpools.models import Vanpool
 
 CLOSED = Case.Status.CLOSED
@@ -171,7 +171,7 @@ def _download(data: bytes, extension: str, content_type: str) -> HttpResponse:
 
 
 @admin.register(Case)
-class CaseAdmin(AuditAdmin):
+class CaseAdmin(ScopedAdmin):
     list_display = [
         "case_id",
         "vanpool_link",
@@ -281,7 +281,7 @@ class CaseAdmin(AuditAdmin):
 
 
 @admin.register(Verification)
-class VerificationAdmin(VerificationDisplay, AuditAdmin):
+class VerificationAdmin(VerificationDisplay, ScopedAdmin):
     list_display = [
         "id",
         "case_link",
@@ -343,7 +343,7 @@ class VerificationAdmin(VerificationDisplay, AuditAdmin):
 
 
 @admin.register(CaseEvent)
-class CaseEventAdmin(ReadOnlyAdminMixin, AuditAdmin):
+class CaseEventAdmin(ReadOnlyAdminMixin, ScopedAdmin):
     list_display = ["created_at", "case_link", "move", "actor", "note_short"]
     list_filter = ["to_status", "actor_agent"]
     search_fields = ["case__case_id", "note", "actor_agent", "actor_user__username"]
@@ -371,7 +371,7 @@ class CaseEventAdmin(ReadOnlyAdminMixin, AuditAdmin):
 
 
 @admin.register(PendingAction)
-class PendingActionAdmin(AuditAdmin):
+class PendingActionAdmin(ScopedAdmin):
     list_display = [
         "kind",
         "case_link",
@@ -459,7 +459,7 @@ class PendingActionAdmin(AuditAdmin):
 
 
 @admin.register(CaseReview)
-class CaseReviewAdmin(ReadOnlyAdminMixin, AuditAdmin):
+class CaseReviewAdmin(ReadOnlyAdminMixin, ScopedAdmin):
     list_display = [
         "validated_at",
         "case_link",
@@ -516,7 +516,7 @@ class CaseReviewAdmin(ReadOnlyAdminMixin, AuditAdmin):
 
 
 @admin.register(CaseLesson)
-class CaseLessonAdmin(ReadOnlyAdminMixin, AuditAdmin):
+class CaseLessonAdmin(ReadOnlyAdminMixin, ScopedAdmin):
     list_display = ["created_at", "case_link", "reason", "site", "outcome", "pattern", "sentence"]
     list_filter = ["outcome", "reason", "site", "pattern"]
     search_fields = ["case__case_id", "pattern", "sentence"]

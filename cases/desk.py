@@ -10,6 +10,8 @@
   claiming at once, the database lets exactly one write, and the other is
   told who holds it. Deciding a card another person holds is refused unless
   the decider says they mean it (``caseloop.decisions``, after the case lock).
+  Under COORDINATOR_SCOPE=sites a card about a vanpool the reviewer does not
+  coordinate is not theirs to claim (``vanpools.scope``).
 """
 
 import datetime as dt
@@ -23,6 +25,7 @@ from django.utils import timezone
 
 from cases.kinds import PAYLOADS, payload_class
 from cases.models import PendingAction
+from vanpools.scope import refuse_outside_scope
 
 
 class HeldByAnother(Exception):
@@ -99,8 +102,14 @@ def claim(action_pk: int, by: User, now: dt.datetime | None = None) -> dt.dateti
     """Hold a pending card for ``by``; returns when the claim lapses.
 
     Free, lapsed, or already theirs (a renewal): one UPDATE takes it. Otherwise
-    HeldByAnother names who holds it; NotPending when it was decided.
+    HeldByAnother names who holds it; NotPending when it was decided;
+    PermissionDenied when it is outside ``by``'s scope (nothing changes).
     """
+    refuse_outside_scope(
+        PendingAction.objects.filter(pk=action_pk),
+        by,
+        "this card is not about a vanpool you coordinate",
+    )
     now = now or timezone.now()
     free = (
         Q(claimed_by__isnull=True)

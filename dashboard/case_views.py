@@ -6,6 +6,7 @@ again, claims the action and writes the audit trail); a view only turns
 their outcome into a card, a message and a redirect.
 """
 
+import datetime as dt
 from typing import Any, cast
 from urllib.parse import urlencode
 
@@ -33,13 +34,20 @@ from caseloop.decisions import (
 from caseloop.lessons import similar_past_cases
 from cases import desk
 from cases.kinds import kind_choices
-from cases.models import Case, PendingAction
+from cases.models import Case, CaseLesson, PendingAction
 from dashboard import queries
 from dashboard.access import HtmxHttpRequest, dashboard_view, paginate
 from dashboard.cards import build_cards, card_kind, decision_form
 from dashboard.case_forms import AskForm, CardStepForm, CaseFilterForm, QueueFilterForm
 from dashboard.case_qa import case_page_links
 from outreach.rider_language import words_language
+from poolpatrol.privacy import may_see_home
+from vanpools.changes import changes_for_case
+from vanpools.scope import is_scoped, vanpools_for, visible
+
+# The case page lists record changes from this long before the case opened: what
+# changed just before a finding often explains it.
+CHANGES_BEFORE_CASE = dt.timedelta(days=30)
 
 
 def can_decide(user: Any) -> bool:
@@ -61,13 +69,13 @@ def _bad_request(form: Any) -> HttpResponse:
 @require_GET
 @dashboard_view
 def review_queue(request: HtmxHttpRequest) -> HttpResponse:
-    form = QueueFilterForm(request.GET, sites=queries.work_sites())
+    form = QueueFilterForm(request.GET, sites=queries.work_sites(request.user))
     if not form.is_valid():
         return _bad_request(form)
-    pending = queries.pending_actions()
+    pending = queries.pending_actions(request.user)
     filtered = form.filter(pending)
     page = paginate(filtered, form.cleaned_data.get("page"), per_page=20)
-    cards = build_cards(list(page.object_list))
+    cards = build_cards(list(page.object_list), request.user)
     allowed = can_decide(request.user)
     for card in cards:
         card.form = decision_form(card.action) if allowed else None
@@ -79,7 +87,7 @@ def review_queue(request: HtmxHttpRequest) -> HttpResponse:
         "query": _query_without_page(form),
         "kind_counts": _kind_counts(form, pending),
         "waiting": page.paginator.count,
-        "model_backlog": queries.replies_waiting_for_the_model(),
+        "model_backlog": queries.replies_waiting_for_the_model(request.user),
         "can_decide": allowed,
         "next": request.get_full_path(),
     }
@@ -114,7 +122,7 @@ def action_card(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     step_form = CardStepForm(request.GET)
     if not step_form.is_valid():
         return _bad_request(step_form)
-    action = queries.action_with_relations(pk)
+    action = queries.action_with_relations(pk, request.user)
     if action is None:
         raise Http404("No such pending action.")
     step = step_form.cleaned_data["step"]
@@ -132,7 +140,7 @@ def _render_card(
     step: str = "",
     status: int = 200,
 ) -> HttpResponse:
-    card = build_cards([action])[0]
+    card = build_cards([action], request.user)[0]
     allowed = can_decide(request.user)
     if allowed and action.status == PendingAction.Status.PENDING:
         card.form = form if form is not None else decision_form(action)
@@ -166,7 +174,7 @@ def decide(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     """Approve (with edits) or reject a pending action; the card comes back with the outcome."""
     if not can_decide(request.user):
         raise PermissionDenied("Deciding needs the approve permission.")
-    action = queries.action_with_relations(pk)
+    action = queries.action_with_relations(pk, request.user)
     if action is None:
         raise Http404("No such pending action.")
     form = decision_form(action, request.POST)
@@ -191,12 +199,12 @@ def decide(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     except NewerReplyWaiting as exc:
         return _outcome(request, action, "warning", str(exc).capitalize() + ".")
     except AlreadyDecided:
-        fresh = queries.action_with_relations(pk) or action
+        fresh = queries.action_with_relations(pk, request.user) or action
         return _outcome(request, fresh, "warning", _already_text(fresh))
     except ValueError as exc:  # InvalidDecision, or a ruling that does not fit the action
         form.add_error(None, str(exc))
         return _render_card(request, action, form=form, status=422)
-    fresh = queries.action_with_relations(pk) or action
+    fresh = queries.action_with_relations(pk, request.user) or action
     return _outcome(request, fresh, "success", _done_text(fresh))
 
 
@@ -206,7 +214,7 @@ def claim_card(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     """ "I'm on it" (or, with ``let_go``, let go): the card comes back showing who holds it."""
     if not can_decide(request.user):
         raise PermissionDenied("Claiming a card needs the approve permission.")
-    if queries.action_with_relations(pk) is None:
+    if queries.action_with_relations(pk, request.user) is None:
         raise Http404("No such pending action.")
     user = cast(User, request.user)
     notice: dict[str, str] | None = None
@@ -224,7 +232,7 @@ def claim_card(request: HtmxHttpRequest, pk: int) -> HttpResponse:
             notice, status = {"level": "warning", "text": f"{exc}."}, 409
         except desk.NotPending as exc:
             notice = {"level": "warning", "text": f"Nothing to claim: {exc}."}
-    action = queries.action_with_relations(pk)
+    action = queries.action_with_relations(pk, request.user)
     assert action is not None
     if not request.htmx:
         if notice:
@@ -259,10 +267,10 @@ def _queue_counts_out_of_band(request: HtmxHttpRequest) -> str:
     path, _, query = (request.htmx.current_url_abs_path or "").partition("?")
     if path != reverse("review-queue"):
         return ""
-    form = QueueFilterForm(QueryDict(query), sites=queries.work_sites())
+    form = QueueFilterForm(QueryDict(query), sites=queries.work_sites(request.user))
     if not form.is_valid():
         return ""
-    pending = queries.pending_actions()
+    pending = queries.pending_actions(request.user)
     context = {
         "form": form,
         "kind_counts": _kind_counts(form, pending),
@@ -299,11 +307,13 @@ def _done_text(action: PendingAction) -> str:
 @require_GET
 @dashboard_view
 def case_list(request: HtmxHttpRequest) -> HttpResponse:
-    form = CaseFilterForm(request.GET, sites=queries.work_sites())
+    form = CaseFilterForm(request.GET, sites=queries.work_sites(request.user))
     if not form.is_valid():
         return _bad_request(form)
-    everything = queries.cases()
-    counts = queries.counts_by_status(form.filter_except_status(Case.objects.all()))
+    everything = queries.cases(request.user)
+    counts = queries.counts_by_status(
+        form.filter_except_status(visible(Case.objects.all(), request.user))
+    )
     page = paginate(
         form.filter(everything).order_by("-created_at", "-id"), form.cleaned_data.get("page")
     )
@@ -343,7 +353,7 @@ def case_list(request: HtmxHttpRequest) -> HttpResponse:
 @require_GET
 @dashboard_view
 def case_detail(request: HttpRequest, case_id: str) -> HttpResponse:
-    records = queries.case_records(case_id)
+    records = queries.case_records(case_id, request.user)
     if records is None:
         raise Http404("No such case.")
     return render(request, "cases/case_detail.html", _case_context(request, records))
@@ -376,10 +386,19 @@ def _case_context(request: HttpRequest, records: queries.CaseRecords, **extra: A
         }
         for emp, checks in sorted(case.meta.get("rider_flags", {}).items())
     ]
+    changes_since = case.created_at - CHANGES_BEFORE_CASE
     return {
         "nav": "cases",
         "case": case,
         "summary": summary_line(case),
+        "changes_since": changes_since,
+        "record_changes": changes_for_case(
+            flagged,
+            case.vanpool.vanpool_id,
+            since=changes_since,
+            may_see_home=may_see_home(request.user),
+            vanpools=vanpools_for(request.user) if is_scoped(request.user) else None,
+        ),
         "records": records,
         "evidence": evidence,
         "older_verifications": older,
@@ -387,7 +406,9 @@ def _case_context(request: HttpRequest, records: queries.CaseRecords, **extra: A
         "flags": flags,
         "ask_form": extra.pop("ask_form", None) or AskForm(),
         "can_decide": can_decide(request.user),
-        "similar": similar_past_cases(case),
+        "similar": similar_past_cases(
+            case, lessons=visible(CaseLesson.objects.all(), request.user)
+        ),
         **extra,
     }
 
@@ -426,7 +447,7 @@ def summary_line(case: Case) -> str:
 @dashboard_view
 def case_ask(request: HtmxHttpRequest, case_id: str) -> HttpResponse:
     """Answer a question from the case's records: the answer fragment, or the whole page."""
-    records = queries.case_records(case_id)
+    records = queries.case_records(case_id, request.user)
     if records is None:
         raise Http404("No such case.")
     form = AskForm(request.POST)

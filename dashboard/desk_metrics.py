@@ -11,11 +11,16 @@ Definitions (also on the page and in docs/dashboard.md):
 - **Reasons**: decided cards by kind, decision and reason code (one query
   with the waiting and overdue counts); a decision
   taken without one counts as "none given".
+
+Given a ``user`` scoped to their sites (``vanpools.scope``), every figure
+counts only the cards about the vanpools they coordinate; without one, the
+whole program's.
 """
 
 import datetime as dt
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.db.models import Count, Q, QuerySet, Subquery
 from django.utils import timezone
@@ -26,6 +31,7 @@ from cases.desk import overdue
 from cases.kinds import PAYLOADS
 from cases.models import PendingAction
 from poolpatrol.durations import SecondsBetween
+from vanpools.scope import visible
 
 SHARES = {"p50": 0.5, "p90": 0.9}
 NONE_GIVEN = "none given"
@@ -69,7 +75,9 @@ def nearest_rank(count: int, share: float) -> int:
     return max(1, math.ceil(share * count))
 
 
-def time_to_decide(decided: dict[str, int] | None = None) -> dict[str, dict[str, dt.timedelta]]:
+def time_to_decide(
+    decided: dict[str, int] | None = None, *, user: Any = None
+) -> dict[str, dict[str, dt.timedelta]]:
     """{kind: {"p50": …, "p90": …}} over cards a person decided: one query.
 
     ``decided`` is how many cards of each kind a person decided (counted
@@ -79,13 +87,13 @@ def time_to_decide(decided: dict[str, int] | None = None) -> dict[str, dict[str,
     skipping to that rank, so no row is sorted or read beyond it.
     """
     if decided is None:
-        decided = dict(by_person().order_by().values_list("kind").annotate(n=Count("id")))
+        decided = dict(by_person(user).order_by().values_list("kind").annotate(n=Count("id")))
     if not decided:
         return {}
     took = SecondsBetween("decided_at", "created_at")
     wanted = Q(pk__in=[])
     for kind, total in decided.items():
-        by_speed = by_person().filter(kind=kind).order_by(took.asc(), "id").values("pk")
+        by_speed = by_person(user).filter(kind=kind).order_by(took.asc(), "id").values("pk")
         for share in SHARES.values():
             rank = nearest_rank(total, share)
             wanted |= Q(pk=Subquery(by_speed[rank - 1 : rank]))
@@ -110,17 +118,18 @@ def time_to_decide(decided: dict[str, int] | None = None) -> dict[str, dict[str,
     return found
 
 
-def by_person() -> QuerySet[PendingAction]:
-    """Cards a person decided: the rows the time-to-decide index holds."""
-    return PendingAction.objects.filter(decided_by__isnull=False)
+def by_person(user: Any = None) -> QuerySet[PendingAction]:
+    """Cards a person decided (that ``user`` may see): the rows the time-to-decide index holds."""
+    return visible(PendingAction.objects.filter(decided_by__isnull=False), user)
 
 
-def desk_by_kind() -> list[KindDesk]:
+def desk_by_kind(*, user: Any = None) -> list[KindDesk]:
     """Every kind's row on the program page: two queries however many cards there are."""
     # One pass over the cards grouped by kind, status and reason: what waits
     # (and is overdue) and what a person decided, and why.
     groups = (
-        PendingAction.objects.order_by()
+        visible(PendingAction.objects.all(), user)
+        .order_by()
         .values_list("kind", "status", "reason")
         .annotate(
             n=Count("id"),
@@ -140,7 +149,9 @@ def desk_by_kind() -> list[KindDesk]:
         elif by_person:
             row.decided += by_person
             counted.setdefault(kind, []).append((status, reason, by_person))
-    timings = time_to_decide({kind: row.decided for kind, row in rows.items() if row.decided})
+    timings = time_to_decide(
+        {kind: row.decided for kind, row in rows.items() if row.decided}, user=user
+    )
     for payload in PAYLOADS:
         row = rows[payload.kind]
         labels: dict[tuple[str, str], str] = {

@@ -21,6 +21,7 @@ from dashboard.vanpool_views import can_see_home_address, point_or_none
 from outreach.rider_language import rider_language, with_reply_language
 from vanpools.geo import OfflineDistanceProvider
 from vanpools.models import Employee, Leave, Rider
+from vanpools.scope import visible
 
 CASE_HISTORY_LIMIT = 50
 
@@ -34,16 +35,14 @@ class CaseRow:
 @require_GET
 @dashboard_view
 def employee_detail(request: HttpRequest, employee_id: str) -> HttpResponse:
-    employee = get_object_or_404(
-        with_reply_language(Employee.objects.select_related("shift")).prefetch_related(
-            Prefetch("leaves", queryset=Leave.objects.order_by("start_date"))
-        ),
-        employee_id=employee_id,
+    employees = with_reply_language(Employee.objects.select_related("shift")).prefetch_related(
+        Prefetch("leaves", queryset=Leave.objects.order_by("start_date"))
     )
+    employee = get_object_or_404(visible(employees, request.user), employee_id=employee_id)
+    # Seats on vanpools outside the user's scope are not shown, nor their cases.
+    seats = visible(employee.memberships.all(), request.user)
     memberships = list(
-        employee.memberships.select_related("vanpool", "cancelled_by").order_by(
-            "status", "-joined", "-pk"
-        )
+        seats.select_related("vanpool", "cancelled_by").order_by("status", "-joined", "-pk")
     )
     seat = next((m for m in memberships if m.status == Rider.Status.ACTIVE), None)
     distance = _distance_to_seat(employee, seat)

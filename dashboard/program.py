@@ -34,6 +34,7 @@ Definitions (also on the page and in docs/dashboard.md#program-metrics-program):
 import datetime as dt
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.db.models import Case as DbCase
@@ -41,8 +42,10 @@ from django.db.models import (
     Count,
     Exists,
     IntegerField,
+    Model,
     OuterRef,
     Q,
+    QuerySet,
     Sum,
     Value,
     When,
@@ -56,6 +59,9 @@ from cases.kinds import CancelMembership
 from cases.models import Case, CaseEvent, PendingAction
 from poolpatrol.durations import SecondsBetween
 from vanpools.models import Rider
+from vanpools.scope import visible
+
+_M = TypeVar("_M", bound=Model)
 
 # A person's time on one queued decision, subtracted from the hours saved.
 HUMAN_DECISION_MINUTES = 5
@@ -74,9 +80,19 @@ def ratio(part: int, whole: int) -> float | None:
     return part / whole if whole else None
 
 
-def open_cases_by_status() -> dict[str, int]:
+def _rows(model: type[_M], user: Any) -> QuerySet[_M]:
+    """The model's rows ``user`` may see (vanpools/scope.py); None: the whole program."""
+    return _within(model._default_manager.all(), user)
+
+
+def _within(rows: QuerySet[_M], user: Any) -> QuerySet[_M]:
+    return rows if user is None else visible(rows, user)
+
+
+def open_cases_by_status(*, user: Any = None) -> dict[str, int]:
     rows = (
-        Case.objects.exclude(status=Case.Status.CLOSED)
+        _rows(Case, user)
+        .exclude(status=Case.Status.CLOSED)
         .order_by()
         .values_list("status")
         .annotate(n=Count("pk"))
@@ -85,7 +101,7 @@ def open_cases_by_status() -> dict[str, int]:
     return {status: counts.get(status, 0) for status in Case.Status.values if status != "closed"}
 
 
-def open_cases_by_age(now: dt.datetime | None = None) -> dict[str, int]:
+def open_cases_by_age(now: dt.datetime | None = None, *, user: Any = None) -> dict[str, int]:
     """Open cases by whole days since opening, in AGE_BUCKETS."""
     now = now or timezone.now()
     aggregates = {}
@@ -95,17 +111,18 @@ def open_cases_by_age(now: dt.datetime | None = None) -> dict[str, int]:
         if high is not None:
             condition &= Q(created_at__gt=now - dt.timedelta(days=high + 1))
         aggregates[f"bucket{index}"] = Count("pk", filter=condition)
-    counts = Case.objects.exclude(status=Case.Status.CLOSED).aggregate(**aggregates)
+    counts = _rows(Case, user).exclude(status=Case.Status.CLOSED).aggregate(**aggregates)
     return {label: counts[f"bucket{index}"] for index, (label, _, _) in enumerate(AGE_BUCKETS)}
 
 
-def median_time_to_resolution() -> dt.timedelta | None:
+def median_time_to_resolution(*, user: Any = None) -> dt.timedelta | None:
     """The median of closed_at − created_at over closed cases, read without loading them all."""
     # closed_at is set exactly when a case is closed (the constraint
     # case_outcome_only_when_closed), and filtering on it alone leaves the
     # planner one index to read in order: case_resolution_time_idx.
     durations = (
-        Case.objects.filter(closed_at__isnull=False)
+        _rows(Case, user)
+        .filter(closed_at__isnull=False)
         .annotate(took=SecondsBetween("closed_at", "created_at"))
         .order_by("took")
         .values_list("took", flat=True)
@@ -160,7 +177,7 @@ NO_CLOSED = ClosedCases(closed=0, automated=0, resolved=0, cancelled=0, dismisse
 BEFORE = -1  # the bucket of cases closed before the trend's first week
 
 
-def closed_by_week(mondays: list[dt.date]) -> dict[int, ClosedCases]:
+def closed_by_week(mondays: list[dt.date], *, user: Any = None) -> dict[int, ClosedCases]:
     """Every closed case, counted in the week it closed: two queries, both index-only.
 
     Keys are indexes into ``mondays``; BEFORE holds the cases closed earlier
@@ -171,7 +188,7 @@ def closed_by_week(mondays: list[dt.date]) -> dict[int, ClosedCases]:
     week = _week_index("closed_at", mondays, before=_midnight(mondays[0]))
     # Closed exactly when closed_at is set (case_outcome_only_when_closed):
     # the filter the covering index case_closed_idx is built on.
-    closed = Case.objects.filter(closed_at__isnull=False).order_by()
+    closed = _rows(Case, user).filter(closed_at__isnull=False).order_by()
     Outcome = Case.Outcome
     rows = (
         closed.annotate(week=week)
@@ -201,10 +218,10 @@ def closed_by_week(mondays: list[dt.date]) -> dict[int, ClosedCases]:
     }
 
 
-def closed_cases(by_week: dict[int, ClosedCases] | None = None) -> ClosedCases:
+def closed_cases(by_week: dict[int, ClosedCases] | None = None, *, user: Any = None) -> ClosedCases:
     """The headline figures: every closed case (the sum of ``closed_by_week``'s buckets)."""
     if by_week is None:
-        by_week = closed_by_week(trend_mondays())
+        by_week = closed_by_week(trend_mondays(), user=user)
     return sum(by_week.values(), NO_CLOSED)
 
 
@@ -233,6 +250,8 @@ def weekly_trend(
     weeks: int = TREND_WEEKS,
     today: dt.date | None = None,
     by_week: dict[int, ClosedCases] | None = None,
+    *,
+    user: Any = None,
 ) -> list[Week]:
     """The last ``weeks`` weeks up to this one, oldest first; a week with nothing is zeros.
 
@@ -243,13 +262,14 @@ def weekly_trend(
     mondays = trend_mondays(weeks, today)
     since, until = _midnight(mondays[0]), _midnight(mondays[-1] + dt.timedelta(weeks=1))
     opened_by_index = dict(
-        Case.objects.filter(created_at__gte=since, created_at__lt=until)
+        _rows(Case, user)
+        .filter(created_at__gte=since, created_at__lt=until)
         .annotate(week=_week_index("created_at", mondays))
         .order_by()
         .values_list("week")
         .annotate(n=Count("pk"))
     )
-    closed = closed_by_week(mondays) if by_week is None else by_week
+    closed = closed_by_week(mondays, user=user) if by_week is None else by_week
     return [
         Week(day, opened_by_index.get(index, 0), closed.get(index, NO_CLOSED))
         for index, day in enumerate(mondays)
@@ -287,7 +307,7 @@ class Cancellations:
         return ratio(self.reversed, self.cancelled)
 
 
-def cancellations() -> Cancellations:
+def cancellations(*, user: Any = None) -> Cancellations:
     """Seats cancelled on an approved action, and how many were later given back."""
     seat_again = Rider.objects.filter(
         employee=OuterRef("rider__employee"),
@@ -297,7 +317,7 @@ def cancellations() -> Cancellations:
     ).exclude(pk=OuterRef("rider_id"))
     # Annotated first, then counted: an aggregate cannot see the decided_day alias.
     approved = (
-        PendingAction.objects.of(CancelMembership)
+        _within(PendingAction.objects.of(CancelMembership), user)
         .filter(status=PendingAction.Status.APPROVED, rider__isnull=False)
         .annotate(decided_day=TruncDate("decided_at"))
         .annotate(seat_again=Exists(seat_again))
@@ -326,10 +346,10 @@ class ModelUse:
         return self.cost_usd / self.audited_vanpools
 
 
-def model_use() -> ModelUse:
+def model_use(*, user: Any = None) -> ModelUse:
     audit_root = Q(agent=AUDIT_ROOT_AGENT, parent__isnull=True, vanpool__isnull=False)
     called_model = ~Q(model="")
-    totals = AgentRun.objects.aggregate(
+    totals = _rows(AgentRun, user).aggregate(
         audits=Count("pk", filter=audit_root),
         audited_vanpools=Count("vanpool", filter=audit_root, distinct=True),
         model_calls=Count("pk", filter=called_model),
@@ -346,8 +366,8 @@ def model_use() -> ModelUse:
     )
 
 
-def human_decisions() -> int:
-    return PendingAction.objects.filter(decided_by__isnull=False).count()
+def human_decisions(*, user: Any = None) -> int:
+    return _rows(PendingAction, user).filter(decided_by__isnull=False).count()
 
 
 def hours_saved(audits: int, decisions: int, manual_audit_minutes: int | None = None) -> float:

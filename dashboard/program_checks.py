@@ -17,6 +17,7 @@ from django.db.models import Max
 
 from cases.models import Verification
 from vanpools.models import Vanpool
+from vanpools.scope import visible
 
 CHECKS = (
     Verification.CheckType.RIDERSHIP,
@@ -58,10 +59,14 @@ class CheckSummary:
         return sum(van.verdict == "fail" for van in self.vans)
 
 
-def newest_verifications() -> list[Verification]:
-    """Each active van's newest verification of each new check: one query, any program size."""
+def newest_verifications(user: Any = None) -> list[Verification]:
+    """Each active van's newest verification of each new check: one query, any program size.
+
+    ``user`` under COORDINATOR_SCOPE=sites: only the vans they coordinate.
+    """
     newest = (
-        Verification.objects.filter(check_type__in=CHECKS, vanpool__status=Vanpool.Status.ACTIVE)
+        visible(Verification.objects.all(), user)
+        .filter(check_type__in=CHECKS, vanpool__status=Vanpool.Status.ACTIVE)
         .values("vanpool_id", "check_type")
         .annotate(newest=Max("pk"))
         .values_list("newest", flat=True)
@@ -73,8 +78,10 @@ def newest_verifications() -> list[Verification]:
     )
 
 
-def check_summary(verifications: Iterable[Verification] | None = None) -> CheckSummary:
-    rows = newest_verifications() if verifications is None else list(verifications)
+def check_summary(
+    verifications: Iterable[Verification] | None = None, user: Any = None
+) -> CheckSummary:
+    rows = newest_verifications(user) if verifications is None else list(verifications)
     summary = CheckSummary(seat_subsidy=Decimal(settings.SEAT_SUBSIDY_MONTHLY))
     for row in rows:
         vanpool_id = row.vanpool.vanpool_id

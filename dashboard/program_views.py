@@ -9,12 +9,13 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET
 
 from caseloop.lessons import false_positive_counts_by_pattern
-from cases.models import Case
+from cases.models import Case, CaseLesson
 from dashboard import desk_metrics, program
 from dashboard.access import dashboard_view
 from dashboard.charts.bars import bar_chart
 from dashboard.charts.trend import TrendChart, TrendWeek, trend_chart
 from dashboard.program_checks import check_summary
+from vanpools.scope import is_scoped, visible
 
 STATUS_TONES: dict[str, str] = {
     Case.Status.OPEN: "bar",
@@ -79,17 +80,19 @@ def trend_summary(weeks: list[program.Week]) -> str:
 @require_GET
 @dashboard_view
 def program_page(request: HttpRequest) -> HttpResponse:
-    by_status = program.open_cases_by_status()
-    by_age = program.open_cases_by_age()
+    # Under COORDINATOR_SCOPE=sites, the figures of the user's own vanpools.
+    user = request.user
+    by_status = program.open_cases_by_status(user=user)
+    by_age = program.open_cases_by_age(user=user)
     # One count of the closed cases by week serves the headline figures and the trend.
     today = timezone.localdate()
-    by_week = program.closed_by_week(program.trend_mondays(today=today))
+    by_week = program.closed_by_week(program.trend_mondays(today=today), user=user)
     closed = program.closed_cases(by_week)
-    use = program.model_use()
-    decisions = program.human_decisions()
-    cancellations = program.cancellations()
-    weeks = program.weekly_trend(today=today, by_week=by_week)
-    desk = desk_metrics.desk_by_kind()
+    use = program.model_use(user=user)
+    decisions = program.human_decisions(user=user)
+    cancellations = program.cancellations(user=user)
+    weeks = program.weekly_trend(today=today, by_week=by_week, user=user)
+    desk = desk_metrics.desk_by_kind(user=user)
     labels = dict(Case.Status.choices)
     false_positives = [
         {
@@ -98,7 +101,7 @@ def program_page(request: HttpRequest) -> HttpResponse:
             "false_positives": row.false_positives,
             "rate_text": percent(row.rate),
         }
-        for row in false_positive_counts_by_pattern()
+        for row in false_positive_counts_by_pattern(lessons=visible(CaseLesson.objects.all(), user))
     ]
     context = {
         "nav": "program",
@@ -127,7 +130,7 @@ def program_page(request: HttpRequest) -> HttpResponse:
                 ("dismissed", closed.dismissed, OUTCOME_TONES["dismissed"]),
             ]
         ),
-        "median": duration_text(program.median_time_to_resolution()),
+        "median": duration_text(program.median_time_to_resolution(user=user)),
         "closed": closed,
         "automation_rate": percent(closed.automation_rate),
         "dismissal_rate": percent(closed.dismissal_rate),
@@ -138,8 +141,9 @@ def program_page(request: HttpRequest) -> HttpResponse:
         "hours_saved": program.hours_saved(use.audits, decisions),
         "manual_minutes": settings.MANUAL_AUDIT_MINUTES,
         "decision_minutes": program.HUMAN_DECISION_MINUTES,
-        "audit_run": program.latest_audit_run(),
-        "checks": check_summary(),
+        # A run covers the whole program: its chunk counts are not one site's to read.
+        "audit_run": None if is_scoped(user) else program.latest_audit_run(),
+        "checks": check_summary(user=user),
         "desk": desk,
         "desk_decided": any(row.decided for row in desk),
     }

@@ -22,22 +22,22 @@ from agents.models import AgentRun
 from cases.desk import overdue
 from cases.models import Case, CaseEvent, PendingAction, Verification
 from outreach.models import EmailThread, Message
-from vanpools.models import Employee, Vanpool
+from vanpools.models import Employee
+from vanpools.scope import visible, visible_sites
 
 
-def work_sites() -> list[str]:
-    return list(
-        Vanpool.objects.order_by("work_site").values_list("work_site", flat=True).distinct()
-    )
+def work_sites(user: Any) -> list[str]:
+    """The work sites ``user`` may filter on: every site, or those of their vanpools."""
+    return visible_sites(user)
 
 
 # --- Queue --------------------------------------------------------------------------------
 
 
-def pending_actions() -> QuerySet[PendingAction]:
-    """The review queue, oldest first, with what every card shows joined in."""
+def pending_actions(user: Any) -> QuerySet[PendingAction]:
+    """``user``'s review queue, oldest first, with what every card shows joined in."""
     return (
-        PendingAction.objects.filter(status=PendingAction.Status.PENDING)
+        visible(PendingAction.objects.filter(status=PendingAction.Status.PENDING), user)
         .select_related(
             "case__vanpool",
             "case__thread",
@@ -56,17 +56,20 @@ class ModelBacklog:
     oldest: datetime | None
 
 
-def replies_waiting_for_the_model() -> ModelBacklog:
+def replies_waiting_for_the_model(user: Any) -> ModelBacklog:
     """Replies a configured model could not read yet (one query): shown above the queue."""
-    backlog = Message.objects.filter(
+    waiting = Message.objects.filter(
         direction=Message.Direction.INBOUND, status=Message.Status.MODEL_WAIT
-    ).aggregate(count=Count("pk"), oldest=Min("received_at"))
+    )
+    backlog = visible(waiting, user).aggregate(count=Count("pk"), oldest=Min("received_at"))
     return ModelBacklog(backlog["count"], backlog["oldest"])
 
 
-def action_with_relations(pk: int) -> PendingAction | None:
+def action_with_relations(pk: int, user: Any) -> PendingAction | None:
+    """The action, or None when there is none ``user`` may see."""
     return (
-        PendingAction.objects.select_related(
+        visible(PendingAction.objects.all(), user)
+        .select_related(
             "case__vanpool",
             "case__thread",
             "rider__employee",
@@ -235,7 +238,7 @@ def rider_evidence(
 # --- Case list ----------------------------------------------------------------------------
 
 
-def cases() -> QuerySet[Case]:
+def cases(user: Any) -> QuerySet[Case]:
     # A correlated subquery rather than Count + GROUP BY: the database sorts and
     # cuts the page first and counts pending actions for those 50 rows only,
     # and the paginator's COUNT(*) stays a plain count.
@@ -246,7 +249,11 @@ def cases() -> QuerySet[Case]:
         .annotate(n=Count("id"))
         .values("n")
     )
-    return Case.objects.select_related("vanpool").annotate(pending=Coalesce(Subquery(pending), 0))
+    return (
+        visible(Case.objects.all(), user)
+        .select_related("vanpool")
+        .annotate(pending=Coalesce(Subquery(pending), 0))
+    )
 
 
 def counts_by_status(queryset: QuerySet[Case]) -> dict[str, int]:
@@ -276,8 +283,10 @@ class CaseRecords:
         return sorted(self.case.meta.get("rider_flags", {}))
 
 
-def case_records(case_id: str) -> CaseRecords | None:
-    case = Case.objects.select_related("vanpool").filter(case_id=case_id).first()
+def case_records(case_id: str, user: Any) -> CaseRecords | None:
+    """The case's records, or None when there is no such case ``user`` may see."""
+    found = visible(Case.objects.all(), user).select_related("vanpool")
+    case = found.filter(case_id=case_id).first()
     if case is None:
         return None
     verifications = list(case.verifications.order_by("-created_at", "-id"))

@@ -38,6 +38,7 @@ from dashboard.vanpool_forms import CLEAR, FLAGGED, VanpoolFilterForm
 from poolpatrol.privacy import may_see_home
 from vanpools.geo import OfflineDistanceProvider, Point, zip_centroid
 from vanpools.models import Employee, Leave, Rider, Vanpool
+from vanpools.scope import visible, visible_sites
 
 if TYPE_CHECKING:
     from typing import TypeAlias, TypedDict
@@ -121,15 +122,13 @@ def _is_flagged(checks: dict) -> bool:
 @require_GET
 @dashboard_view
 def vanpool_list(request: HtmxHttpRequest) -> HttpResponse:
-    sites = list(
-        Vanpool.objects.order_by("work_site").values_list("work_site", flat=True).distinct()
-    )
-    form = VanpoolFilterForm(request.GET, sites=sites)
+    form = VanpoolFilterForm(request.GET, sites=visible_sites(request.user))
     context: dict = {"nav": "vanpools", "form": form}
     if not form.is_valid():
         return render(request, "vanpools/list.html", context, status=400)
     filters = {k: v for k, v in form.cleaned_data.items() if k != "page" and v}
-    page = paginate(filter_vanpools(vanpool_rows(), filters), form.cleaned_data["page"])
+    rows = visible(vanpool_rows(), request.user)
+    page = paginate(filter_vanpools(rows, filters), form.cleaned_data["page"])
     for vanpool in page:
         meta = vanpool.open_case_meta or {}
         vanpool.open_case_reason = REASONS.get(meta.get("reason", ""), "flagged")
@@ -322,7 +321,8 @@ def _vanpool_riders(vanpool: Vanpool) -> list[Rider]:
 @dashboard_view
 def vanpool_detail(request: HttpRequest, vanpool_id: str) -> HttpResponse:
     vanpool = get_object_or_404(
-        Vanpool.objects.select_related("coordinator"), vanpool_id=vanpool_id
+        visible(Vanpool.objects.select_related("coordinator"), request.user),
+        vanpool_id=vanpool_id,
     )
     riders = _vanpool_riders(vanpool)
     active = [rider for rider in riders if rider.status == Rider.Status.ACTIVE]

@@ -17,11 +17,11 @@ from outreach.models import EmailThread, Message
 from outreach.subjects import validate_subject
 from poolpatrol.admin_display import (
     EMPTY,
-    AuditAdmin,
     ReadOnlyTabularInline,
     change_link,
     short,
 )
+from vanpools.admin_scope import ScopedAdmin
 
 if TYPE_CHECKING:
     from typing import TypedDict
@@ -72,7 +72,7 @@ class MessageInline(ReadOnlyTabularInline):
 
 
 @admin.register(EmailThread)
-class EmailThreadAdmin(AuditAdmin):
+class EmailThreadAdmin(ScopedAdmin):
     form = OneLineSubject
     # Explicit: the count annotation's GROUP BY drops the model's default order.
     ordering = ["-created_at"]
@@ -109,7 +109,7 @@ class EmailThreadAdmin(AuditAdmin):
 
 
 @admin.register(Message)
-class MessageAdmin(AuditAdmin):
+class MessageAdmin(ScopedAdmin):
     form = OneLineSubject
     list_display = [
         "message_id",

@@ -24,6 +24,7 @@ from cases.lifecycle import flag_case, lock_case
 from outreach.matching import Match
 from outreach.models import EmailThread, Message
 from outreach.parsing import ParsedInbound
+from vanpools.history import record_updates
 from vanpools.models import Employee
 
 logger = logging.getLogger(__name__)
@@ -85,11 +86,12 @@ def record_bounce(outbound: Message, recipient_email: str, reason: str) -> bool:
         if employee is not None:
             # The address is compared again in the write itself: HR may have
             # corrected it since the copy above was read.
-            changed |= bool(
-                Employee.objects.filter(
-                    pk=employee.pk, email__iexact=recipient, email_undeliverable_at__isnull=True
-                ).update(email_undeliverable_at=timezone.now())
-            )
+            marked = Employee.objects.filter(
+                pk=employee.pk, email__iexact=recipient, email_undeliverable_at__isnull=True
+            ).update(email_undeliverable_at=timezone.now())
+            if marked:
+                record_updates(Employee, Employee.objects.filter(pk=employee.pk))
+            changed |= bool(marked)
         if "bounced" not in outbound.flags:
             outbound.flags = [*outbound.flags, "bounced"]
             outbound.save(update_fields=["flags"])

@@ -31,6 +31,7 @@ from poolpatrol.settings_parts.task_queue import *  # noqa: F403
 from poolpatrol.settings_parts.rules_and_models import *  # noqa: F403
 from poolpatrol.settings_parts.log import *  # noqa: F403
 from poolpatrol.settings_parts.review_desk import *  # noqa: F403
+from poolpatrol.settings_parts.roster_records import *  # noqa: F403
 # isort: on
 
 INSTALLED_APPS = [
@@ -58,6 +59,8 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    # The history of roster records (settings_parts/roster_records.py).
+    "simple_history",
     "vanpools",
     "cases",
     "agents",
@@ -86,6 +89,9 @@ MIDDLEWARE = [
     "allauth.account.middleware.AccountMiddleware",
     # LOCAL_LOGIN and MFA_REQUIRED_FOR for sessions already signed in.
     "poolpatrol.signin.policy.SignInPolicy",
+    # Who changed a roster record (the user) and through which door (docs/design.md#history).
+    "simple_history.middleware.HistoryRequestMiddleware",
+    "poolpatrol.change_source.ChangeSourceMiddleware",
     # Last, as django-axes asks: it turns a locked-out login into its response.
     "axes.middleware.AxesMiddleware",
 ]

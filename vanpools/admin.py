@@ -17,7 +17,6 @@ from cases.admin import reason_label
 from cases.models import Case
 from poolpatrol.admin_display import (
     EMPTY,
-    AuditAdmin,
     ReadOnlyTabularInline,
     add_link,
     change_link,
@@ -28,7 +27,9 @@ from poolpatrol.privacy import HOME_FIELDS, may_see_home
 from vanpools import admin_records  # noqa: F401  (registers the ride and permit records)
 from vanpools.admin_import import import_view
 from vanpools.admin_report import monthly_report_action
-from vanpools.models import Employee, Leave, Rider, Shift, Vanpool
+from vanpools.admin_scope import RecordHistoryAdmin, ScopedAdmin
+from vanpools.models import CoordinatorSite, Employee, Leave, Rider, Shift, Vanpool
+from vanpools.scope import vanpools_for, visible_sites
 
 if TYPE_CHECKING:
     from typing import TypedDict
@@ -43,7 +44,7 @@ if TYPE_CHECKING:
         open_cases: list[Case]
 
     class _EmployeeSeats(TypedDict):
-        seats_now: list[Rider]
+        seats_shown: list[Rider]  # newest first, within the user's scope
 
 
 ACTIVE = Rider.Status.ACTIVE
@@ -52,7 +53,7 @@ ROSTER_CHANGE_LIST = "admin/vanpools/roster_change_list.html"
 
 
 @admin.register(Shift)
-class ShiftAdmin(AuditAdmin):
+class ShiftAdmin(RecordHistoryAdmin, ScopedAdmin):
     change_list_template = ROSTER_CHANGE_LIST
     # Explicit: the count annotation's GROUP BY drops the model's default order.
     ordering = ["shift_id"]
@@ -101,7 +102,7 @@ class CaseInline(ReadOnlyTabularInline):
 
 
 @admin.register(Vanpool)
-class VanpoolAdmin(AuditAdmin):
+class VanpoolAdmin(RecordHistoryAdmin, ScopedAdmin):
     change_list_template = ROSTER_CHANGE_LIST
     # Explicit: the count annotation's GROUP BY drops the model's default order.
     ordering = ["vanpool_id"]
@@ -230,7 +231,7 @@ def _without(fields: Any, hidden: frozenset[str]) -> list[Any]:
 
 
 @admin.register(Employee)
-class EmployeeAdmin(AuditAdmin):
+class EmployeeAdmin(RecordHistoryAdmin, ScopedAdmin):
     change_list_template = ROSTER_CHANGE_LIST
     list_display = [
         "employee_id",
@@ -307,11 +308,13 @@ class EmployeeAdmin(AuditAdmin):
         ]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Employee]:
-        active_seats = Rider.objects.filter(status=ACTIVE).select_related("vanpool")
+        # Under COORDINATOR_SCOPE=sites, a seat on another site's van is not shown.
+        seats = Rider.objects.filter(vanpool__in=vanpools_for(request.user))
+        seats = seats.select_related("vanpool").order_by("-joined", "-pk")
         return (
             super()
             .get_queryset(request)
-            .prefetch_related(Prefetch("memberships", queryset=active_seats, to_attr="seats_now"))
+            .prefetch_related(Prefetch("memberships", queryset=seats, to_attr="seats_shown"))
         )
 
     def get_urls(self) -> list[URLPattern]:
@@ -330,15 +333,16 @@ class EmployeeAdmin(AuditAdmin):
         self, employee: "WithAnnotations[Employee, _EmployeeSeats]"
     ) -> SafeString | str:
         # At most one: the database allows one active seat per employee.
-        for seat in employee.seats_now:
-            return change_link(seat.vanpool, seat.vanpool.vanpool_id)
+        for seat in employee.seats_shown:
+            if seat.status == ACTIVE:
+                return change_link(seat.vanpool, seat.vanpool.vanpool_id)
         return EMPTY
 
     @admin.display(description="seats, newest first")
-    def seats(self, employee: Employee) -> SafeString | str:
+    def seats(self, employee: "WithAnnotations[Employee, _EmployeeSeats]") -> SafeString | str:
         if employee.pk is None:
             return EMPTY
-        memberships = employee.memberships.select_related("vanpool").order_by("-joined", "-pk")
+        memberships = employee.seats_shown
         lines = format_html_join(
             "",
             '<li><a href="{}">{}</a> · joined {} · {}</li>',
@@ -349,7 +353,7 @@ class EmployeeAdmin(AuditAdmin):
 
 
 @admin.register(Leave)
-class LeaveAdmin(AuditAdmin):
+class LeaveAdmin(RecordHistoryAdmin, ScopedAdmin):
     form = LeaveForm
     list_display = ["employee", "kind", "start_date", "end_date", "note_short"]
     list_filter = ["kind"]
@@ -363,6 +367,24 @@ class LeaveAdmin(AuditAdmin):
     @admin.display(description="note")
     def note_short(self, leave: Leave) -> str:
         return short(leave.note)
+
+
+@admin.register(CoordinatorSite)
+class CoordinatorSiteAdmin(ScopedAdmin):
+    """Which staff coordinate which work site (COORDINATOR_SCOPE=sites, vanpools/scope.py)."""
+
+    list_display = ["user", "work_site"]
+    list_filter = ["work_site"]
+    search_fields = ["user__username", "work_site"]
+    list_select_related = ["user"]
+    autocomplete_fields = ["user"]
+
+    def formfield_for_dbfield(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        # The sites the vanpools name: a typo would scope a coordinator to nothing.
+        if db_field.name == "work_site":
+            sites = visible_sites(request.user)
+            return forms.ChoiceField(choices=[(site, site) for site in sites], label="work site")
+        return super().formfield_for_dbfield(db_field, request, **kwargs)
 
 
 class RiderForm(forms.ModelForm):
@@ -390,7 +412,7 @@ class RiderForm(forms.ModelForm):
 
 
 @admin.register(Rider)
-class RiderAdmin(AuditAdmin):
+class RiderAdmin(RecordHistoryAdmin, ScopedAdmin):
     form = RiderForm
     list_display = ["__str__", "employee_name", "vanpool_link", "joined", "status", "cancelled_at"]
     list_filter = ["status", "vanpool__work_site"]

@@ -155,7 +155,13 @@ def _run(upload: RosterUpload, *, dry_run: bool) -> ImportResult:
         kind = upload.kind or None
         if kind in RECORD_KINDS or (kind is None and record_kind_of(roster, mapping)):
             return import_records(roster, kind=kind, dry_run=dry_run, mapping=mapping)
-        return import_file(roster, kind=kind, dry_run=dry_run, mapping=mapping)
+        return import_file(
+            roster,
+            kind=kind,
+            dry_run=dry_run,
+            mapping=mapping,
+            run_name=f"upload {upload.roster_name}",
+        )
 
 
 # Where an import's rows are listed: the roster's employees, or the records' own list.

@@ -5,12 +5,13 @@ exported them: shown, never edited or deleted here (a new import replaces
 them), so the audit's fingerprint of a van's rides stays sound
 (``audit.ride_facts``). Permits, a van's monthly report, holidays and what
 each source covers are the program's own records, edited by auditors.
+Every page stays inside a coordinator's scope (``ScopedAdmin``).
 """
 
 from django.contrib import admin
 from django.http import HttpRequest
 
-from poolpatrol.admin_display import AuditAdmin
+from vanpools.admin_scope import ScopedAdmin
 from vanpools.models import (
     BadgeSwipe,
     DataCoverage,
@@ -22,7 +23,7 @@ from vanpools.models import (
 )
 
 
-class LogAdmin(AuditAdmin):
+class LogAdmin(ScopedAdmin):
     """A log exported by another system: read-only here."""
 
     def has_add_permission(self, request: HttpRequest) -> bool:
@@ -66,7 +67,7 @@ class BadgeSwipeAdmin(LogAdmin):
 
 
 @admin.register(DataCoverage)
-class DataCoverageAdmin(AuditAdmin):
+class DataCoverageAdmin(ScopedAdmin):
     list_display = ["kind", "vanpool", "work_site", "start", "end", "source_name", "created_at"]
     list_filter = ["kind"]
     list_select_related = ["vanpool"]
@@ -75,7 +76,7 @@ class DataCoverageAdmin(AuditAdmin):
 
 
 @admin.register(ParkingPermit)
-class ParkingPermitAdmin(AuditAdmin):
+class ParkingPermitAdmin(ScopedAdmin):
     list_display = ["permit_id", "employee", "lot", "valid_from", "valid_to", "status", "kind"]
     list_filter = ["status", "kind", "lot"]
     list_select_related = ["employee"]
@@ -84,7 +85,7 @@ class ParkingPermitAdmin(AuditAdmin):
 
 
 @admin.register(VanpoolMonth)
-class VanpoolMonthAdmin(AuditAdmin):
+class VanpoolMonthAdmin(ScopedAdmin):
     list_display = ["vanpool", "month", "seats", "vehicle_miles", "miles_per_trip", "commute_share"]
     list_select_related = ["vanpool"]
     search_fields = ["vanpool__vanpool_id"]
@@ -93,7 +94,7 @@ class VanpoolMonthAdmin(AuditAdmin):
 
 
 @admin.register(Holiday)
-class HolidayAdmin(AuditAdmin):
+class HolidayAdmin(ScopedAdmin):
     list_display = ["date", "name", "work_site"]
     list_filter = ["work_site"]
     search_fields = ["name"]

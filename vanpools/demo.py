@@ -15,8 +15,8 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractUser, Group
 from django.db import transaction
-from django.utils import timezone
 
+from vanpools.history import bulk_update_recorded
 from vanpools.importing import ImportResult, import_data
 from vanpools.models import Vanpool
 
@@ -132,6 +132,8 @@ def _set_password(user: AbstractUser, password: str | None) -> str:
 
 def _assign_coordinator(coordinator: AbstractUser, vanpool_ids: list[str]) -> int:
     # Only vans without one: an auditor's own assignment must survive a reload.
-    return Vanpool.objects.filter(vanpool_id__in=vanpool_ids, coordinator__isnull=True).update(
-        coordinator=coordinator, updated_at=timezone.now()
-    )
+    vans = list(Vanpool.objects.filter(vanpool_id__in=vanpool_ids, coordinator__isnull=True))
+    for van in vans:
+        van.coordinator = coordinator  # type: ignore[assignment]  # the project's user model
+    bulk_update_recorded(Vanpool, vans, ["coordinator"])
+    return len(vans)

@@ -13,6 +13,7 @@ from django.db.models import Q
 
 from poolpatrol.languages import CODES as LANGUAGE_CODES
 from poolpatrol.languages import SHIPPED as SHIPPED_LANGUAGES
+from vanpools.history import tracked
 from vanpools.program import Holiday, ParkingPermit, VanpoolMonth
 from vanpools.schedules import (
     ScheduleError,
@@ -86,6 +87,7 @@ class Shift(models.Model):
     overnight = models.BooleanField(
         default=False, help_text="Shift crosses midnight (end time is on the next day)."
     )
+    history = tracked()
 
     class Meta:
         ordering = ["shift_id"]
@@ -189,9 +191,15 @@ class Vanpool(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+    # updated_at: the history row has its own date.
+    history = tracked(excluded=["updated_at"])
 
     class Meta:
         ordering = ["vanpool_id"]
+        # COORDINATOR_SCOPE=sites limits everyone else to the vanpools they coordinate.
+        permissions = [
+            ("see_every_vanpool", "Can see every vanpool when coordinators are scoped to sites")
+        ]
         constraints = [
             _check_coordinates_paired("pickup_lat", "pickup_lng", "vanpool_pickup_coords_paired"),
             _check_coordinates_paired(
@@ -272,6 +280,7 @@ class Employee(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+    history = tracked(excluded=["updated_at"])
 
     class Meta:
         ordering = ["employee_id"]
@@ -309,6 +318,7 @@ class Leave(models.Model):
     start_date = models.DateField()
     end_date = models.DateField()
     note = models.CharField(max_length=255, blank=True)
+    history = tracked()
 
     class Meta:
         ordering = ["employee", "start_date"]
@@ -351,6 +361,7 @@ class Rider(models.Model):
         related_name="+",
     )
     cancel_reason = models.TextField(blank=True)
+    history = tracked()
 
     class Meta:
         ordering = ["vanpool", "employee"]
@@ -371,6 +382,30 @@ class Rider(models.Model):
 
     def __str__(self) -> str:
         return f"{self.employee.employee_id} in {self.vanpool.vanpool_id} ({self.status})"
+
+
+class CoordinatorSite(models.Model):
+    """A work site a staff user coordinates: they see its vanpools under COORDINATOR_SCOPE=sites.
+
+    Besides the vanpools that name them as coordinator (vanpools/scope.py).
+    """
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="coordinated_sites"
+    )
+    work_site = models.CharField(
+        max_length=100, help_text="A vanpool work site, exactly as the vanpools name it."
+    )
+
+    class Meta:
+        ordering = ["user__username", "work_site"]
+        verbose_name = "site coordinator"
+        constraints = [
+            models.UniqueConstraint(fields=["user", "work_site"], name="coordinator_site_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} · {self.work_site}"
 
 
 class RosterUpload(models.Model):

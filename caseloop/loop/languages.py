@@ -22,6 +22,7 @@ from outreach.replies.classify import ReplyClassification
 from outreach.replies.language_requests import own_words, requested_language
 from outreach.sending import answer_threading, queue_template
 from poolpatrol.languages import language_name
+from vanpools.history import record_updates
 from vanpools.models import Employee
 
 # The letters that say where the rider stands from the case's facts alone,
@@ -49,7 +50,9 @@ def honour_language_request(ctx: ReplyContext, language: str) -> Message | None:
             "reasoning": f"The reply asks for emails in {language_name(language)}.",
         }
     )
-    Employee.objects.filter(pk=ctx.employee.pk).update(requested_language=language)
+    chosen = Employee.objects.filter(pk=ctx.employee.pk)
+    chosen.update(requested_language=language)
+    record_updates(Employee, chosen)  # an UPDATE sends no signal: the history row is ours
     ctx.employee.requested_language = language
     letter = _latest_letter(ctx)
     record_event(

@@ -42,7 +42,7 @@ def far(case):
 
 
 def ask(case, question):
-    return answer_question(case_records(case.case_id), question)
+    return answer_question(case_records(case.case_id, None), question)
 
 
 def miles(case):
@@ -60,7 +60,9 @@ def test_why_did_it_fail_is_answered_from_the_evidence_with_citations(case):
     assert far(case) in text and str(miles(case)) in text and "the limit is 50 miles" in text
     keys = [c.key for c in answer.citations]
     assert "case" in keys and any(k.startswith("verification:") for k in keys)
-    assert not unsupported_claims(text, list(build_records(case_records(case.case_id)).values()))
+    assert not unsupported_claims(
+        text, list(build_records(case_records(case.case_id, None)).values())
+    )
 
 
 def test_what_did_the_rider_say_quotes_their_reply_and_cites_it(case):
@@ -130,7 +132,7 @@ def test_questions_outside_the_case_or_asking_to_act_are_declined(case, question
 
 
 def test_an_answer_with_a_claim_the_records_do_not_hold_is_replaced_by_the_evidence(case):
-    records = case_records(case.case_id)
+    records = case_records(case.case_id, None)
     found = build_records(records)
     answer = checked(
         records,
@@ -146,7 +148,7 @@ def test_an_answer_with_a_claim_the_records_do_not_hold_is_replaced_by_the_evide
 
 
 def test_a_citation_to_a_record_that_is_not_on_the_case_is_unsupported(case):
-    records = case_records(case.case_id)
+    records = case_records(case.case_id, None)
     answer = checked(
         records, build_records(records), ["It failed."], ["MSG-DEADBEEF"], intent="x", backend="x"
     )

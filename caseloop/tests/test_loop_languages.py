@@ -71,6 +71,8 @@ def test_a_reply_asking_for_english_resends_the_letter_in_english_and_keeps_the_
     inbound = deliver(run, reply(case, far, "ENGLISH"))
     far.refresh_from_db()
     assert far.requested_language == "en"
+    kept = far.history.order_by("-history_id")[0]  # the roster's history has the choice too
+    assert (kept.history_type, kept.requested_language) == ("~", "en")
     assert rider_language(far).describe() == "English (the rider asked for it by reply)"
     assert inbound.bucket == "" and inbound.classification["language_request"] == "en"
     again = Message.objects.get(idempotency_key=f"{case.case_id}:language:{inbound.message_id}")

@@ -4,7 +4,7 @@ import datetime as dt
 import threading
 
 import pytest
-from django.core.exceptions import ImproperlyConfigured
+from django.core.exceptions import ImproperlyConfigured, PermissionDenied
 from django.db import connection
 from django.test import override_settings
 
@@ -26,7 +26,7 @@ from tests.factories import (
     UserFactory,
     VanpoolFactory,
 )
-from vanpools.models import Rider
+from vanpools.models import CoordinatorSite, Rider
 
 pytestmark = pytest.mark.django_db
 Status = Case.Status
@@ -236,3 +236,48 @@ def test_an_sla_setting_naming_no_kind_stops_the_start_up():
 def test_the_sla_setting_overrides_only_the_kinds_it_names():
     assert desk.sla("cancel_membership") == dt.timedelta(hours=6)
     assert desk.sla("review_email") == dt.timedelta(hours=24)
+
+
+# --- Coordinators scoped to their sites (COORDINATOR_SCOPE=sites) ---------------------------
+
+
+@override_settings(COORDINATOR_SCOPE="sites", CANCELLATION_APPROVALS=2)
+def test_under_site_scope_a_card_of_another_vanpool_is_not_claimed_reasoned_or_approved(
+    cancellation,
+):
+    """Nothing about the card changes: no claim, no first approval, no reason, no trail entry."""
+    alice = staff("alice")
+    events = CaseEvent.objects.filter(case=cancellation.case).count()
+    with pytest.raises(PermissionDenied, match="not about a vanpool you coordinate"):
+        desk.claim(cancellation.pk, alice)
+    with pytest.raises(PermissionDenied, match="not about a vanpool you coordinate"):
+        decisions.approve(cancellation, by=alice, note="fails", reason="still_fails")
+    with pytest.raises(PermissionDenied, match="not about a vanpool you coordinate"):
+        decisions.reject(cancellation, by=alice, note="", reason="record_fixed")
+    card = PendingAction.objects.get(pk=cancellation.pk)
+    assert (card.status, card.claimed_by, card.first_approved_by, card.reason) == (
+        "pending",
+        None,
+        None,
+        "",
+    )
+    assert CaseEvent.objects.filter(case=cancellation.case).count() == events
+
+
+@override_settings(COORDINATOR_SCOPE="sites", CANCELLATION_APPROVALS=2)
+def test_under_site_scope_the_coordinators_of_a_vanpool_claim_and_approve_its_cards(
+    cancellation,
+):
+    """One names the vanpool as its coordinator, the other is given its site: four eyes."""
+    alice, bob = staff("alice"), staff("bob")
+    van = cancellation.case.vanpool
+    van.coordinator = alice
+    van.save()
+    CoordinatorSite.objects.create(user=bob, work_site=van.work_site)
+    desk.claim(cancellation.pk, alice)
+    first = decisions.approve(cancellation, by=alice, note="fails", reason="still_fails")
+    assert (first.status, first.first_approved_by) == ("pending", alice)
+    second = decisions.approve(
+        cancellation, by=bob, note="agreed", reason="still_fails", over_claim=True
+    )
+    assert (second.status, second.reason) == ("approved", "still_fails")

@@ -9,13 +9,22 @@ from django.test import override_settings
 from django.utils import timezone
 
 from caseloop.digest import (
+    build_digests,
     escalate_expiring_cancellations,
     send_daily_digests,
 )
 from caseloop.models import DigestSent
 from caseloop.tasks import escalate_expiring_cancellations_task, send_daily_digests_task
 from cases.models import Case, PendingAction
-from tests.factories import CaseFactory, PendingActionFactory, UserFactory, VanpoolFactory
+from tests.factories import (
+    CaseFactory,
+    PendingActionFactory,
+    RiderFactory,
+    UserFactory,
+    VanpoolFactory,
+)
+from vanpools.models import CoordinatorSite, Vanpool
+from vanpools.scope import visible
 
 pytestmark = pytest.mark.django_db
 
@@ -128,3 +137,34 @@ def test_an_escalation_that_fails_to_send_is_tried_again():
     assert not PendingAction.objects.filter(escalated_at__isnull=False).exists()
     assert escalate_expiring_cancellations() == {"escalated": 1}
     assert len(mail.outbox) == 1
+
+
+@override_settings(COORDINATOR_SCOPE="sites")
+def test_under_site_scope_each_digest_lists_exactly_what_the_coordinators_queue_shows(desk):
+    """Their vanpools (named, or at a site given to them), not every card at the site."""
+    fremont, columbus = desk
+    Vanpool.objects.filter(vanpool_id="VP-LATE").update(coordinator=fremont)
+    andover = coordinator("andover")
+    CoordinatorSite.objects.create(user=andover, work_site="Columbus DC")
+    floater = coordinator("floater")
+    digests = {digest.user: digest for digest in build_digests(timezone.now())}
+    for user in (fremont, columbus, andover, floater):
+        queue = visible(PendingAction.objects.pending(), user).values_list("pk", flat=True)
+        assert [card.pk for card in digests[user].cards] == sorted(queue), user
+    assert [card.vanpool_id for card in digests[fremont].cards] == ["VP-LATE"]
+    assert [card.vanpool_id for card in digests[andover].cards] == ["VP-OHIO"]
+    send_daily_digests()
+    assert digest_for(fremont).subject.endswith("1 waiting, 1 overdue")
+    assert "VP-MID" not in digest_for(fremont).body
+    assert "Nothing waits" in digest_for(floater).body
+
+
+@override_settings(COORDINATOR_SCOPE="sites")
+def test_under_site_scope_a_card_without_a_case_goes_to_the_coordinators_of_its_seat(desk):
+    fremont, _ = desk
+    van = Vanpool.objects.get(coordinator=fremont)
+    seat = RiderFactory(vanpool=van)
+    action = PendingActionFactory(kind="match_inbound", case=None, rider=seat, payload={})
+    (digest,) = [d for d in build_digests(timezone.now()) if d.user == fremont]
+    assert [card.pk for card in digest.cards] == [action.pk]
+    assert digest.cards[0].vanpool_id == van.vanpool_id

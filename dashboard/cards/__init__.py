@@ -41,8 +41,11 @@ def card_kind(action: PendingAction) -> CardKind[Any]:
         raise UnknownKind(f"no card module for the kind {kind.kind!r}") from None
 
 
-def build_cards(actions: list[PendingAction]) -> list[Card]:
-    """Cards for a page of actions, in its order: a fixed number of queries per kind on it."""
+def build_cards(actions: list[PendingAction], viewer: Any) -> list[Card]:
+    """Cards for a page of actions, in its order: a fixed number of queries per kind on it.
+
+    What a card shows beyond its own case is what ``viewer`` may see.
+    """
     by_kind: dict[type[ReviewPayload], list[PendingAction]] = {}
     for action in actions:
         by_kind.setdefault(payload_class(action.kind), []).append(action)
@@ -51,7 +54,8 @@ def build_cards(actions: list[PendingAction]) -> list[Card]:
             action.case_id
             for action in actions
             if action.case_id is not None and card_kind(action).reads_verifications
-        }
+        },
+        viewer=viewer,
     )
     built: dict[int, Card] = {}
     for action_list in by_kind.values():

@@ -10,6 +10,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, TypeVar
 
+from django.db.models import Model, QuerySet
 from django.utils import timezone
 
 from caseloop.kinds import decision_for
@@ -20,8 +21,10 @@ from cases.models import PendingAction, Verification
 from dashboard.case_forms import DecisionForm
 from dashboard.queries import newest_verifications
 from outreach.rider_language import WordsLanguage, words_language
+from vanpools.scope import visible
 
 P = TypeVar("P", bound=ReviewPayload)
+_M = TypeVar("_M", bound=Model)
 
 
 @dataclass
@@ -30,6 +33,9 @@ class PageReads:
 
     # The cases whose cards show their evidence (their kind ``reads_verifications``).
     verified_cases: set[int]
+    # Who reads the page: what a card shows beyond its own case (similar past
+    # cases, threads a message may belong to) stays inside their scope.
+    viewer: Any
     _verifications: dict[int, dict[str, Verification]] | None = field(default=None, repr=False)
 
     def newest_verifications(self) -> dict[int, dict[str, Verification]]:
@@ -38,6 +44,10 @@ class PageReads:
             cases = self.verified_cases
             self._verifications = newest_verifications(cases) if cases else {}
         return self._verifications
+
+    def visible(self, rows: QuerySet[_M]) -> QuerySet[_M]:
+        """``rows`` without those outside the viewer's scope (vanpools/scope.py)."""
+        return visible(rows, self.viewer)
 
 
 def hours_text(delta: dt.timedelta) -> str:

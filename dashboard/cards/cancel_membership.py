@@ -11,7 +11,7 @@ from django.utils import timezone
 from caseloop.lessons import SimilarCases, similar_past_cases_for
 from caseloop.supervisor.review import latest_reviews_for
 from cases.kinds import CancelMembership
-from cases.models import CaseEvent, CaseReview, PendingAction
+from cases.models import CaseEvent, CaseLesson, CaseReview, PendingAction
 from dashboard.cards.base import Card, CardKind, PageReads
 from dashboard.case_forms import DecisionForm
 from dashboard.queries import CheckItem, EvidenceItem, rider_evidence
@@ -64,7 +64,8 @@ class CancelMembershipCard(CardKind[CancelMembership]):
         messages = _messages_by_case(case_ids) if case_ids else {}
         reaudits = _reaudits_by_case(case_ids) if case_ids else {}
         cases = {a.case_id: a.case for a in actions if a.case_id is not None and a.case is not None}
-        similar = similar_past_cases_for(cases.values()) if cases else {}
+        lessons = page.visible(CaseLesson.objects.all())
+        similar = similar_past_cases_for(cases.values(), lessons=lessons) if cases else {}
         cards: list[Card] = []
         for action in actions:
             card = CancellationCard(action, self)

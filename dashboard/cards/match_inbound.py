@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from django import forms
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 
 from cases.kinds import MatchInbound
 from cases.models import Case, PendingAction
@@ -75,18 +75,23 @@ class MatchInboundCard(CardKind[MatchInbound]):
 
     def cards(self, actions: list[PendingAction], page: PageReads) -> list[Card]:
         cards = [MatchCard(action, self) for action in actions]
-        suggestions = _thread_suggestions(cards)
+        suggestions = _thread_suggestions(cards, page.visible(EmailThread.objects.all()))
         for card in cards:
             card.suggestions = suggestions.get(card.action.pk, [])
         return list(cards)
 
 
-def _thread_suggestions(cards: list[MatchCard]) -> dict[int, list[dict[str, str]]]:
-    """Open case threads an unmatched message may belong to: its case, or its sender's van."""
+def _thread_suggestions(
+    cards: list[MatchCard], threads: QuerySet[EmailThread]
+) -> dict[int, list[dict[str, str]]]:
+    """Open case threads an unmatched message may belong to: its case, or its sender's van.
+
+    ``threads``: those the reader may see.
+    """
     senders = {card.sender.lower() for card in cards}
     senders.discard("")
     rows = (
-        EmailThread.objects.filter(
+        threads.filter(
             ~Q(case__status=Case.Status.CLOSED),
             case__vanpool__riders__employee__email__in=senders,
             case__vanpool__riders__status="active",

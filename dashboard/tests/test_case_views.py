@@ -249,7 +249,8 @@ def test_the_case_page_takes_the_same_number_of_queries_however_much_happened(
         AgentRunFactory(case=case)
         PendingActionFactory(case=case)
     client.force_login(coordinator)
-    with django_assert_max_num_queries(14):
+    # 15: the record changes beside the evidence (vanpools/changes.py) add one read.
+    with django_assert_max_num_queries(15):
         assert client.get(reverse("case-detail", args=[case.case_id])).status_code == 200
 
 

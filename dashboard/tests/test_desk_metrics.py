@@ -6,15 +6,17 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
+from caseloop.kinds.base import OTHER
 from cases.models import Case, PendingAction
 from dashboard.desk_metrics import desk_by_kind, nearest_rank, time_to_decide
-from tests.factories import CaseFactory, PendingActionFactory, UserFactory
+from tests.factories import CaseFactory, PendingActionFactory, UserFactory, VanpoolFactory
 
 pytestmark = pytest.mark.django_db
 
 
-def decided(kind, *, hours, by, status="approved", reason=""):
-    action = PendingActionFactory(kind=kind, case=CaseFactory(status=Case.Status.HITL_REVIEW))
+def decided(kind, *, hours, by, status="approved", reason="", case=None):
+    case = case or CaseFactory(status=Case.Status.HITL_REVIEW)
+    action = PendingActionFactory(kind=kind, case=case)
     asked = timezone.now() - dt.timedelta(days=30)
     PendingAction.objects.filter(pk=action.pk).update(
         created_at=asked,
@@ -113,3 +115,39 @@ def test_time_to_decide_is_read_through_its_index_not_by_sorting_the_cards(coord
         plan = " ".join(str(row[-1]) for row in cursor.fetchall())
     assert "action_decided_time_idx" in plan
     assert "TEMP B-TREE" not in plan
+
+
+def test_under_site_scope_the_desk_counts_only_the_coordinators_cards(
+    client, coordinator, auditor, settings
+):
+    """Time to decide, waiting, overdue and reasons: of the vanpools they coordinate only."""
+    settings.COORDINATOR_SCOPE = "sites"
+    theirs = CaseFactory(vanpool=VanpoolFactory(coordinator=coordinator), status="hitl_review")
+    elsewhere = CaseFactory(status="hitl_review")
+    for hours in (2, 4):
+        decided(
+            "match_inbound",
+            hours=hours,
+            by=auditor,
+            status="rejected",
+            reason="unrelated",
+            case=theirs,
+        )
+    for hours in (40, 50, 60):
+        decided("match_inbound", hours=hours, by=auditor, reason=OTHER, case=elsewhere)
+    for case in (theirs, elsewhere, elsewhere):
+        late = PendingActionFactory(kind="match_inbound", case=case)
+        PendingAction.objects.filter(pk=late.pk).update(
+            created_at=timezone.now() - dt.timedelta(hours=49)
+        )
+    mine = next(row for row in desk_by_kind(user=coordinator) if row.kind == "match_inbound")
+    assert (mine.decided, mine.waiting, mine.overdue) == (2, 1, 1)
+    assert (mine.p50, mine.p90) == (dt.timedelta(hours=2), dt.timedelta(hours=4))
+    assert mine.reasons == [("rejected", "Not about any case", 2)]
+    every = next(row for row in desk_by_kind(user=auditor) if row.kind == "match_inbound")
+    assert (every.decided, every.waiting, every.overdue) == (5, 3, 3)
+    client.force_login(coordinator)
+    page = client.get(reverse("program"))
+    (row,) = [row for row in page.context["desk"] if row.kind == "match_inbound"]
+    assert (row.decided, row.waiting, row.overdue) == (2, 1, 1)
+    assert "60.0 h" not in page.content.decode()

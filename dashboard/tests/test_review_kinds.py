@@ -86,7 +86,7 @@ def test_an_action_of_an_unknown_kind_raises_in_every_layer():
     with pytest.raises(UnknownKind):
         card_kind(action)
     with pytest.raises(UnknownKind):
-        build_cards([action])
+        build_cards([action], None)
 
 
 # --- Nothing outside a kind's own modules branches on a kind --------------------------------

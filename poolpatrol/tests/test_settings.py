@@ -71,3 +71,21 @@ def test_it_refuses_a_program_language_it_has_no_catalog_for(tmp_path):
     result = run_manage("check", PROGRAM_LANGUAGE="fr", VAR_DIR=str(tmp_path))
     assert result.returncode != 0
     assert "PROGRAM_LANGUAGE='fr' must be one of en, es, vi, tl, zh-hans" in result.stderr
+
+
+def test_it_refuses_a_coordinator_scope_it_does_not_know(tmp_path):
+    result = run_manage("check", COORDINATOR_SCOPE="site", VAR_DIR=str(tmp_path))
+    assert result.returncode != 0
+    assert "COORDINATOR_SCOPE='site' must be one of all, sites" in result.stderr
+
+
+def test_it_reads_the_coordinator_scope_in_any_case(tmp_path):
+    result = run_manage(
+        "shell",
+        "-c",
+        "from django.conf import settings; print(settings.COORDINATOR_SCOPE)",
+        COORDINATOR_SCOPE="Sites",
+        VAR_DIR=str(tmp_path),
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "sites"

@@ -107,7 +107,7 @@ def test_a_case_question_gets_an_answer_from_the_model_or_a_checked_fallback(loc
     day = ShiftFactory(schedule=WEEKDAYS)
     far = RiderFactory(vanpool=vanpool, employee=EmployeeFactory(home_zip="90026", shift=day))
     outcome = audit_vanpool(vanpool.vanpool_id)
-    records = case_records(outcome.case_id)
+    records = case_records(outcome.case_id, None)
     assert records is not None
 
     answer = answer_question(records, f"Why was {far.employee.employee_id} flagged?")

@@ -10,6 +10,7 @@ from typing import Any
 
 from django.db import transaction
 
+from poolpatrol.change_source import ROSTER_IMPORT, changes_by
 from vanpools.importing.check.planning import plan_import
 from vanpools.importing.columns import KINDS, accepted_names
 from vanpools.importing.mapping.load import load_mapping
@@ -35,7 +36,7 @@ def import_data(
     """Import rows in docs/roster-format.md's JSON shape (decoded), or any shape a mapping reads."""
     read = Reading(source or "data", mapping)
     tables = json_tables(data, kind=None, read=read)
-    return _import(tables, read, dry_run=dry_run)
+    return _import(tables, read, dry_run=dry_run, run_name=f"file {read.source}")
 
 
 def import_file(
@@ -44,11 +45,14 @@ def import_file(
     kind: str | None = None,
     dry_run: bool = False,
     mapping: RosterMapping | Path | str | None = None,
+    run_name: str = "",
 ) -> ImportResult:
     """Import a .json or .csv export; ``kind`` names a CSV's (or a JSON list's) rows.
 
     ``mapping`` (a RosterMapping or a mapping file's path) says which source
-    column feeds which roster column; see docs/roster-format.md.
+    column feeds which roster column; see docs/roster-format.md. ``run_name``
+    is what the history of each changed record names the import by (default:
+    ``file PATH``).
     """
     if kind is not None and kind not in KINDS:
         raise ValueError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
@@ -63,7 +67,7 @@ def import_file(
         tables = json_tables(decode_json(text), kind=kind, read=read)
     else:
         tables = csv_tables(text, kind=kind, read=read)
-    return _import(tables, read, dry_run=dry_run)
+    return _import(tables, read, dry_run=dry_run, run_name=run_name or f"file {source}")
 
 
 def read_mapping(mapping: RosterMapping | Path | str | None) -> RosterMapping | None:
@@ -76,7 +80,7 @@ def read_mapping(mapping: RosterMapping | Path | str | None) -> RosterMapping | 
         fail(exc.where, str(exc))
 
 
-def _import(tables: list[Table], read: Reading, *, dry_run: bool) -> ImportResult:
+def _import(tables: list[Table], read: Reading, *, dry_run: bool, run_name: str) -> ImportResult:
     tables = seat_riders(tables, read)
     check_paths(tables, read)
     planned = plan_import(tables, read.errors)
@@ -86,7 +90,8 @@ def _import(tables: list[Table], read: Reading, *, dry_run: bool) -> ImportResul
         raise ImportFailed(planned.errors, preview=shown)
     # Before the write, which moves the stored values the preview compares against.
     result = preview(planned, kinds, read, dry_run=dry_run)
-    with transaction.atomic():
+    # Every record the write changes keeps a history row naming this import.
+    with changes_by(ROSTER_IMPORT, run_name), transaction.atomic():
         write_plans(planned)
         if dry_run:
             transaction.set_rollback(True)

@@ -1,132 +1,177 @@
-"""Benchmark: import a large trip log or ride-day file in a throw-away database, then again.
+"""Benchmark: a roster import in which every employee changed, in a throw-away database.
 
-Reports rows a second, peak memory, and the rows the unchanged second import
-writes (the target: none).
+Builds a program of N employees on N/6 vanpools, then imports a JSON roster
+in which every employee's home ZIP differs from what is stored, one in ten
+moves to another vanpool and one in ten gains or loses PTO: every kind of
+write the importer makes to employees, seats and leave runs, each recorded
+in the roster's history. Each timed run imports the other of two such
+files, so every run changes all N employees again. The wall time is the
+figure; this process's CPU time is printed too, being steadier than the wall
+clock on a shared machine (on SQLite the database works in this process).
+``--without-history`` runs the same imports with django-simple-history's
+recording switched off (SIMPLE_HISTORY_ENABLED=False): what the history costs.
 """
 
-import csv
+import datetime as dt
+import json
 import logging
-import random
+import statistics
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connection
+from django.test import override_settings
 
-from evals.management.commands.bench_audit import (
-    AUDIT_DATE,
-    QueryCounter,
-    build_program,
-    peak_mib,
-    weekdays_before,
-)
 from evals.scratch_db import scratch_database
-from vanpools.importing.records import import_records
-from vanpools.models import Rider, Vanpool
+from vanpools.importing import ImportResult, import_file
+from vanpools.models import Employee, Leave, Rider, Shift, Vanpool
 
-SHAPES = ("ride_days", "trips")
+RECORDED = (Shift, Vanpool, Employee, Leave, Rider)
+
+RIDERS_PER_VANPOOL = 6
+SITE = "Fremont Campus"
+# Two ZIPs near the pickup, one for each version of the file.
+ZIPS = ("94536", "94538")
+WEEKDAYS = [
+    {"day": d, "start": "07:00", "end": "16:00"} for d in ("Mon", "Tue", "Wed", "Thu", "Fri")
+]
+
+
+def build_program(employees: int) -> None:
+    """``employees`` employees seated six to a van, as version 0 of the file describes them."""
+    shift = Shift.objects.create(shift_id="DAY", name="Day", schedule=WEEKDAYS)
+    vans = Vanpool.objects.bulk_create(
+        Vanpool(
+            vanpool_id=vanpool_id(n),
+            name=f"Van {n}",
+            work_site=SITE,
+            pickup_zip="94536",
+            schedule=WEEKDAYS,
+        )
+        for n in range(vanpool_count(employees))
+    )
+    people = Employee.objects.bulk_create(
+        Employee(
+            employee_id=employee_id(n),
+            first_name="Pat",
+            last_name=f"Rider{n}",
+            email=f"emp{n}@example.com",
+            work_site=SITE,
+            home_zip=ZIPS[0],
+            shift=shift,
+        )
+        for n in range(employees)
+    )
+    Rider.objects.bulk_create(
+        Rider(vanpool=vans[seat(n, 0, employees)], employee=person, joined=dt.date(2026, 1, 5))
+        for n, person in enumerate(people)
+    )
+
+
+def vanpool_count(employees: int) -> int:
+    return max(2, -(-employees // RIDERS_PER_VANPOOL))
+
+
+def vanpool_id(n: int) -> str:
+    return f"VP-{n + 1:05d}"
+
+
+def employee_id(n: int) -> str:
+    return f"EMP-{n + 1:06d}"
+
+
+def seat(n: int, version: int, employees: int) -> int:
+    """The vanpool (index) employee ``n`` rides in a version: one in ten moves to the next."""
+    home = n // RIDERS_PER_VANPOOL
+    moves = version % 2 == 1 and n % 10 == 0
+    return (home + 1) % vanpool_count(employees) if moves else home
+
+
+def roster(employees: int, version: int) -> dict[str, Any]:
+    """The file's rows in version ``version``: every employee differs from the other version."""
+    rows = []
+    for n in range(employees):
+        row: dict[str, Any] = {
+            "employee_id": employee_id(n),
+            "first_name": "Pat",
+            "last_name": f"Rider{n}",
+            "email": f"emp{n}@example.com",
+            "work_site": SITE,
+            "home_zip": ZIPS[version % 2],
+            "shift_id": "DAY",
+            "vanpool_id": vanpool_id(seat(n, version, employees)),
+        }
+        if n % 10 == 5:
+            row["pto"] = ["2026-12-21..2026-12-23"] if version % 2 else []
+        rows.append(row)
+    return {"employees": rows}
+
+
+def history_rows() -> int:
+    """Rows in the roster's history tables (vanpools/history.py)."""
+    return sum(model.history.count() for model in RECORDED)
+
+
+def updated(result: ImportResult) -> int:
+    return result.counts["employees"]["updated"]
 
 
 class Command(BaseCommand):
-    help = "Import a large trip log (or ride-day file) into a scratch database, then again."
+    help = "Time a roster import in which every one of N stored employees changed."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--rows", type=int, default=1_000_000)
-        parser.add_argument("--shape", choices=SHAPES, default="ride_days")
-        parser.add_argument("--riders-per-vanpool", type=int, default=6)
-        parser.add_argument("--seed", type=int, default=7)
+        parser.add_argument("--employees", type=int, default=10_000)
+        parser.add_argument("--runs", type=int, default=3)
+        parser.add_argument(
+            "--without-history",
+            action="store_true",
+            help="Record no history (SIMPLE_HISTORY_ENABLED=False): the import without its cost.",
+        )
 
     def handle(
-        self,
-        *args: object,
-        rows: int,
-        shape: str,
-        riders_per_vanpool: int,
-        seed: int,
-        **options: object,
+        self, *args: object, employees: int, runs: int, without_history: bool, **options: object
     ) -> None:
-        if not 1 <= rows <= 10_000_000:
-            raise CommandError("--rows must be between 1 and 10,000,000")
-        logging.getLogger("cases").setLevel(logging.WARNING)
-        riders = riders_per_vanpool
-        per_van = (
-            riders * 22 if shape == "ride_days" else 44
-        )  # a month: 22 workdays, there and back
-        vanpools = max(1, -(-rows // per_van))
-        with scratch_database(), tempfile.TemporaryDirectory(prefix="poolpatrol-bench-") as folder:
+        if employees < 10 or runs < 1:
+            raise CommandError("--employees must be ≥ 10 and --runs ≥ 1")
+        logging.getLogger("vanpools").setLevel(logging.WARNING)
+        recording = override_settings(SIMPLE_HISTORY_ENABLED=not without_history)
+        with (
+            recording,
+            scratch_database(),
+            tempfile.TemporaryDirectory(prefix="bench-import-") as folder,
+        ):
+            files = []
+            for version in (0, 1):
+                path = Path(folder) / f"roster-{version}.json"
+                path.write_text(json.dumps(roster(employees, version)))
+                files.append(path)
             started = time.perf_counter()
-            build_program(vanpools, riders, random.Random(seed))
-            path = Path(folder) / f"{shape}.csv"
-            written = write_file(path, shape, rows)
-            size = path.stat().st_size / 1e6
+            build_program(employees)
             built = time.perf_counter() - started
-            first, first_cpu, first_rows = timed_import(path)
-            again, again_cpu, again_rows = timed_import(path)
+            timings, cpu = [], []
+            history_before = history_rows()
+            for run in range(runs):
+                started, cpu_started = time.perf_counter(), time.process_time()
+                result = import_file(files[(run + 1) % 2])
+                timings.append(time.perf_counter() - started)
+                cpu.append(time.process_time() - cpu_started)
+                if updated(result) != employees:
+                    raise CommandError(f"run {run + 1} updated {updated(result)} of {employees}")
+            recorded = history_rows() - history_before
         self.stdout.write(
             "\n".join(
                 [
-                    f"file: {written:,} {shape} rows ({size:.0f} MB) for {vanpools:,} vanpools "
-                    f"× {riders} riders ({connection.vendor}), built in {built:.1f} s",
-                    f"first import: {first:.1f} s = {written / first:,.0f} rows/s "
-                    f"({first_cpu:.1f} s of CPU), rows written {first_rows:,}",
-                    f"same file again: {again:.1f} s ({again_cpu:.1f} s of CPU), "
-                    f"rows written {again_rows}",
-                    f"peak memory (RSS): {peak_mib():.0f} MiB",
+                    f"program: {employees} employees on {vanpool_count(employees)} vanpools "
+                    f"({connection.vendor}), built in {built:.1f} s",
+                    "runs: " + " / ".join(f"{t:.2f}" for t in timings) + " s",
+                    f"import of {employees} changed employees: median "
+                    f"{statistics.median(timings):.2f} s "
+                    f"(this process's CPU {statistics.median(cpu):.2f} s)",
+                    f"history rows written: {recorded} ({recorded / runs:.0f} an import)"
+                    + (" (recording switched off)" if without_history else ""),
                 ]
             )
         )
-
-
-def write_file(path: Path, shape: str, rows: int) -> int:
-    """The month's weekdays before the audit date, each van's riders aboard every day."""
-    days = weekdays_before(AUDIT_DATE, 22)
-    seats: dict[str, list[str]] = {}
-    for vanpool_id, employee_id in Rider.objects.order_by("vanpool_id", "employee_id").values_list(
-        "vanpool__vanpool_id", "employee__employee_id"
-    ):
-        seats.setdefault(vanpool_id, []).append(employee_id)
-    written = 0
-    with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        if shape == "ride_days":
-            writer.writerow(["employee_id", "date", "vanpool_id"])
-        else:
-            writer.writerow(
-                ["trip_id", "vanpool_id", "date", "direction", "driver_id", "passengers"]
-            )
-        for vanpool_id in Vanpool.objects.order_by("vanpool_id").values_list(
-            "vanpool_id", flat=True
-        ):
-            people = seats.get(vanpool_id, [])
-            for day in days:
-                if shape == "ride_days":
-                    for person in people:
-                        if written < rows:
-                            writer.writerow([person, day.isoformat(), vanpool_id])
-                            written += 1
-                    continue
-                for direction in ("to_work", "from_work"):
-                    if written < rows:
-                        ref = f"{vanpool_id}-{day:%Y%m%d}-{direction}"
-                        writer.writerow(
-                            [
-                                ref,
-                                vanpool_id,
-                                day.isoformat(),
-                                direction,
-                                people[0],
-                                ";".join(people[1:]),
-                            ]
-                        )
-                        written += 1
-    return written
-
-
-def timed_import(path: Path) -> tuple[float, float, int]:
-    """Wall seconds, this process's CPU seconds, and rows written."""
-    counter = QueryCounter()
-    started, cpu = time.perf_counter(), time.process_time()
-    with connection.execute_wrapper(counter):
-        import_records(path)
-    return time.perf_counter() - started, time.process_time() - cpu, counter.rows_written
