@@ -13,8 +13,12 @@ step by step, are docs/audit.md's "The ridership check". No data is
 
 import datetime as dt
 import math
+from bisect import bisect_left, bisect_right
+from collections.abc import Hashable
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
+from itertools import chain, islice
 
 from django.conf import settings
 
@@ -22,7 +26,13 @@ from agents.contracts import Citation, RidershipEvidence, SpecialistResult, Unkn
 from audit.facts import RiderFacts, VanpoolFacts
 from audit.ride_facts import CoverageSpan, RideMark, SwipeFacts, ridership_window
 from audit.rider_results import RiderOutcome, no_data, vanpool_result
-from audit.shift.readings import RotationShift, Unreadable, days_without_hours, read_shift
+from audit.shift.readings import (
+    RotationShift,
+    Schedule,
+    Unreadable,
+    days_without_hours,
+    read_shift,
+)
 from vanpools.schedules import WEEKDAYS, DaySpan, parse_weekly
 
 NO_DATA_MISSING = "trips, ride days or badge swipes"
@@ -106,10 +116,8 @@ def _van(facts: VanpoolFacts, window: list[dt.date]) -> Van:
         if span.kind == "badge_swipes" and not spans:
             continue  # no arrival time to match a swipe against: badge data covers nothing
         coverage.setdefault(span.kind, []).append(span)
-    kinds_by_day = {
-        day: [kind for kind, group in coverage.items() if any(s.covers(day) for s in group)]
-        for day in window
-    }
+    covered = {kind: _days_covered(group, window) for kind, group in coverage.items()}
+    kinds_by_day = {day: [kind for kind, days in covered.items() if day in days] for day in window}
     return Van(
         vanpool_id=facts.vanpool_id,
         work_site=facts.work_site,
@@ -118,6 +126,16 @@ def _van(facts: VanpoolFacts, window: list[dt.date]) -> Van:
         holidays=dict(facts.rides.holidays),
         kinds_by_day=kinds_by_day,
     )
+
+
+def _days_covered(spans: list[CoverageSpan], window: list[dt.date]) -> set[dt.date]:
+    """The window's days (in date order) any of these spans covers, cut from it by bisection."""
+    days: set[dt.date] = set()
+    for span in spans:
+        first = 0 if span.start is None else bisect_left(window, span.start)
+        last = len(window) if span.end is None else bisect_right(window, span.end)
+        days.update(window[first:last])
+    return days
 
 
 def _van_unreadable(rider: RiderFacts, facts: VanpoolFacts, reason: str) -> RiderOutcome:
@@ -156,13 +174,30 @@ def working_dates(rider: RiderFacts, window: list[dt.date]) -> list[dt.date]:
     readings = list(shift.readings) or [shift.schedule]
     if isinstance(shift, RotationShift):
         readings = [reading for leg in shift.legs for reading in leg] or readings
-    day_sets = {tuple(day for day in window if reading.span_on(day)) for reading in readings}
+    dates = tuple(window)
+    day_sets = {_days_worked(reading, dates) for reading in readings}
     if len(day_sets) != 1:
         text = rider.shift.text if rider.shift else ""
         raise UnknownDays(
             text, "has a schedule whose working days read more than one way", shift.field
         )
     return list(day_sets.pop())
+
+
+def _days_worked(reading: Schedule, window: tuple[dt.date, ...]) -> tuple[dt.date, ...]:
+    """The window's days a schedule works; once per schedule and window, not per rider."""
+    key = (type(reading).__name__, reading.key(), window)
+    days = _DAYS_WORKED.get(key)
+    if days is None:
+        days = tuple(day for day in window if reading.span_on(day))
+        if len(_DAYS_WORKED) >= MAX_CACHED_SCHEDULES:
+            _DAYS_WORKED.clear()
+        _DAYS_WORKED[key] = days
+    return days
+
+
+_DAYS_WORKED: dict[Hashable, tuple[dt.date, ...]] = {}
+MAX_CACHED_SCHEDULES = 4096
 
 
 def judge_rider(
@@ -220,8 +255,12 @@ def judge_rider(
     return tally.outcome(rider, "fail", confidence, sentence, rules, required, rule)
 
 
+@lru_cache(maxsize=4096)
 def required_days(rules: RidershipRules, scheduled: int, covered: int) -> tuple[int, str]:
-    """R = ⌈share × covered⌉, exactly; and the rule in words for the evidence."""
+    """R = ⌈share × covered⌉, exactly; and the rule in words for the evidence.
+
+    Cached: exact fractions are slow, and riders share a few (scheduled, covered) pairs.
+    """
     if rules.min_share is not None:
         share = Fraction(str(rules.min_share))
         rule = f"{_percent(share)} of workdays"
@@ -316,8 +355,9 @@ class Tally:
         for day, mark in sorted(self.calendar.items()):
             if mark == "holiday":
                 cites.append(Citation(record="holiday", id=day, field="date"))
-        shown = [proof for day in sorted(self.aboard) for proof in self.aboard[day]]
-        return cites + [_proof_cite(rider.employee_id, proof) for proof in shown[:MAX_CITED_RIDES]]
+        proofs = chain.from_iterable(self.aboard[day] for day in sorted(self.aboard))
+        shown = islice(proofs, MAX_CITED_RIDES)
+        return cites + [_proof_cite(rider.employee_id, proof) for proof in shown]
 
 
 def _excuse(rider: RiderFacts, van: Van, day: dt.date) -> str:
@@ -325,7 +365,8 @@ def _excuse(rider: RiderFacts, van: Van, day: dt.date) -> str:
         return "before_joined"
     if day in van.holidays:
         return "holiday"
-    if rider.status == "on_leave" or any(span.covers(day) for span in rider.leave):
+    on_leave = rider.leave and any(span.covers(day) for span in rider.leave)
+    if rider.status == "on_leave" or on_leave:
         return "leave"
     return ""
 

@@ -160,6 +160,13 @@ def clean_zip(raw: str | None) -> str | None:
     """
     if not isinstance(raw, str):
         return None
+    return _clean_zip_text(raw)
+
+
+# Pure in its text, and a program's homes share a few thousand ZIPs: a bulk
+# audit reads each rider's twice, and the regular expressions were most of it.
+@functools.lru_cache(maxsize=65_536)
+def _clean_zip_text(raw: str) -> str | None:
     raw = _NOISE.sub("", _SPREADSHEET_TEXT.sub(r"\g<zip>", raw.translate(_DASHES)))
     # A letter O typed between digits is a zero ("6O193"); one at the start is left alone.
     raw = _O_BETWEEN_DIGITS.sub("0", raw)

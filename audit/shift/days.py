@@ -1,6 +1,7 @@
 """The days of the audit window: compared with the van's, excused by leave, or off its days."""
 
 import datetime as dt
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 
 from agents.contracts import Citation
@@ -48,6 +49,30 @@ def compare_day(day: dt.date, rider: Span, van: Span, tolerance: int) -> DayChec
 
 
 def tally_window(
+    rider: RiderFacts, schedule: Schedule, van: Schedule, window: list[dt.date], tolerance: int
+) -> Tally:
+    if rider.leave or rider.status == "on_leave":
+        return _tally(rider, schedule, van, window, tolerance)
+    # Without leave a rider's days are their schedule's: compared once per
+    # schedule, van and window, not once per rider (riders share a few shifts).
+    key = (
+        type(schedule).__name__, schedule.key(), type(van).__name__, van.key(),
+        tuple(window), tolerance,
+    )  # fmt: skip
+    plain = _PLAIN_TALLIES.get(key)
+    if plain is None:
+        plain = _tally(rider, schedule, van, window, tolerance)
+        if len(_PLAIN_TALLIES) >= MAX_CACHED_TALLIES:
+            _PLAIN_TALLIES.clear()
+        _PLAIN_TALLIES[key] = plain
+    return Tally(compared=list(plain.compared), off_van=list(plain.off_van))
+
+
+_PLAIN_TALLIES: dict[Hashable, Tally] = {}
+MAX_CACHED_TALLIES = 4096
+
+
+def _tally(
     rider: RiderFacts, schedule: Schedule, van: Schedule, window: list[dt.date], tolerance: int
 ) -> Tally:
     tally = Tally()

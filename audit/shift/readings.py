@@ -8,6 +8,7 @@ import datetime as dt
 import json
 from collections.abc import Hashable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 from audit.facts import ShiftFacts
@@ -40,10 +41,7 @@ class WeeklySchedule:
         return next((span for span in self.spans if span.day == weekday), None)
 
     def describe(self) -> str:
-        # HR's compact form keeps a night crew's week whole ("Sun–Thu"), which
-        # describe_weekly would split at Monday; en dashes as in all our text.
-        compact = format_compact_weekly(list(self.spans))
-        return compact.replace(",", "/").replace(";", ",").replace("-", "–")
+        return _describe_weekly(self.spans)
 
     def key(self) -> Hashable:
         return tuple((span.day, span.start, span.end) for span in self.spans)
@@ -68,6 +66,16 @@ class RotatingSchedule:
     def key(self) -> Hashable:
         days = tuple((span.start, span.end) if span else None for span in self.rotation.days)
         return (self.rotation.cycle_start, days)
+
+
+@lru_cache(maxsize=1024)
+def _describe_weekly(spans: tuple[DaySpan, ...]) -> str:
+    # HR's compact form keeps a night crew's week whole ("Sun–Thu"), which
+    # describe_weekly would split at Monday; en dashes as in all our text.
+    # Cached: a program has a few dozen weeks, and a bulk audit describes
+    # each rider's in every sentence that names it.
+    compact = format_compact_weekly(list(spans))
+    return compact.replace(",", "/").replace(";", ",").replace("-", "–")
 
 
 Schedule = WeeklySchedule | RotatingSchedule
@@ -100,9 +108,49 @@ class RiderShift:
 
 
 def read_shift(shift: ShiftFacts | None) -> RiderShift:
-    """Weekly days, else a rotation, else HR's text (hr_text); raises Unreadable otherwise."""
+    """Weekly days, else a rotation, else HR's text (hr_text); raises Unreadable otherwise.
+
+    Read once per shift: a program has a few shifts and tens of thousands of
+    riders, and both the shift and the ridership check read each rider's. The
+    reading is immutable, so riders of one shift share it.
+    """
     if shift is None:
         raise Unreadable("", "has no shift on record")
+    cached = _READINGS.get(id(shift))
+    if cached is not None and cached[0] is shift:
+        reading = cached[1]
+    else:
+        try:
+            reading = _read_shift(shift)
+        except Unreadable as problem:
+            # Its words, not the exception: a traceback holds the callers'
+            # frames, and with them a whole chunk's facts.
+            reading = _Refusal(problem.value, problem.reason, problem.field)
+        if len(_READINGS) >= MAX_CACHED_READINGS:
+            _READINGS.clear()
+        _READINGS[id(shift)] = (shift, reading)
+    if isinstance(reading, _Refusal):
+        raise Unreadable(reading.value, reading.reason, reading.field)
+    return reading
+
+
+@dataclass(frozen=True)
+class _Refusal:
+    """Why a shift cannot be read, as cached."""
+
+    value: str
+    reason: str
+    field: ShiftField
+
+
+# Each shift's reading (or why it cannot be read), by the facts object: the
+# preload makes one ShiftFacts per shift and its riders share it. The object is
+# kept with its reading, so its id cannot be reused by another while cached.
+_READINGS: "dict[int, tuple[ShiftFacts, RiderShift | _Refusal]]" = {}
+MAX_CACHED_READINGS = 4096
+
+
+def _read_shift(shift: ShiftFacts) -> RiderShift:
     if shift.schedule:
         return RiderShift(read_weekly(shift.schedule, "weekly schedule"), "schedule")
     if shift.rotation:

@@ -205,6 +205,36 @@ def test_it_excuses_leave_days_and_counts_them():
     assert [d.date for d in day_items(result, "EMP-1")] == ["2026-11-25", "2026-11-26"]
 
 
+def test_riders_sharing_one_shift_are_each_judged_on_their_own_leave_and_days():
+    # One ShiftFacts per shift, as the preload makes it: its reading and a leave-free
+    # rider's days are computed once and shared; nothing one rider has may reach another.
+    night = shift("NIGHT", NIGHT)
+    first = check_shift(van(rider("EMP-1", night), rider("EMP-2", night)), MONDAY)
+    with_leave = rider("EMP-3", night, leave=pto("2026-11-23", "2026-11-24"))
+    second = check_shift(van(rider("EMP-4", night), with_leave, rider("EMP-5", night)), MONDAY)
+
+    counts = {
+        employee: (item.days_compared, item.days_mismatched, item.days_on_leave)
+        for result, employees in (
+            (first, ("EMP-1", "EMP-2")),
+            (second, ("EMP-3", "EMP-4", "EMP-5")),
+        )
+        for employee in employees
+        for item in [summary(result, employee)]
+    }
+    assert counts == {
+        "EMP-1": (4, 4, 0),
+        "EMP-2": (4, 4, 0),
+        "EMP-3": (2, 2, 2),
+        "EMP-4": (4, 4, 0),
+        "EMP-5": (4, 4, 0),
+    }
+    assert [d.date for d in day_items(second, "EMP-3")] == ["2026-11-25", "2026-11-26"]
+    cited = [[d.date for d in day_items(second, e)] for e in ("EMP-4", "EMP-5")]
+    assert cited[0] == cited[1] == [d.date for d in day_items(first, "EMP-1")]
+    assert "2026-11-23" in cited[0]  # the leave day of EMP-3 is theirs alone
+
+
 def test_it_passes_a_rider_on_leave_through_the_window_and_asks_for_a_recheck():
     on_leave = rider("EMP-1160", shift("NIGHT", NIGHT), leave=pto("2026-11-16", "2026-12-18"))
     result = check_shift(van(on_leave, rider("EMP-2", shift("DAY", DAY))), MONDAY)
