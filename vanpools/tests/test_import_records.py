@@ -20,6 +20,7 @@ from vanpools.models import (
     ParkingPermit,
     RideDay,
     Trip,
+    Vanpool,
     VanpoolMonth,
 )
 
@@ -90,6 +91,21 @@ def test_the_same_file_again_writes_nothing_not_even_a_transaction(tmp_path, van
     import_records(path)
     assert writes_of(lambda: import_records(path)) == []
     assert import_records(path).counts["trips"] == {"created": 0, "updated": 0, "unchanged": 3}
+
+
+def test_a_trip_log_of_more_vans_than_one_query_can_name_is_read_and_read_again(tmp_path):
+    # Two conditions a van in the query of stored trips: 600 vans once made SQLite refuse
+    # an expression tree deeper than 1,000.
+    vans = Vanpool.objects.bulk_create(
+        Vanpool(vanpool_id=f"VP-{n:04}", name=f"Van {n}", work_site="Harbor DC") for n in range(600)
+    )
+    lines = ["vanpool_id,date,direction,passengers"] + [
+        f"{van.vanpool_id},2026-10-{day},to_work," for van in vans for day in (26, 27)
+    ]
+    path = write(tmp_path, "trips.csv", "\n".join(lines) + "\n")
+
+    assert import_records(path).counts["trips"]["created"] == 1200
+    assert import_records(path).counts["trips"] == {"created": 0, "updated": 0, "unchanged": 1200}
 
 
 def test_a_new_file_replaces_the_days_it_covers_and_keeps_the_rest(tmp_path, van):

@@ -10,7 +10,10 @@ single integers: a month of a large program is a million rows.
 """
 
 import datetime as dt
+import operator
 from collections import defaultdict
+from collections.abc import Iterator
+from functools import reduce
 from typing import Any
 
 from django.db.models import Q
@@ -27,6 +30,9 @@ from vanpools.models import DataCoverage, RideDay, Trip
 
 # van pk, day ordinal, employee pk → one int (employee pks below 2**21, days below 2**21).
 SHIFT_VAN, SHIFT_DAY = 42, 21
+# Conditions in one query of stored trips: each names a van and at most 500 trip IDs,
+# so a query stays within SQLite's 32,766 parameters and its expression depth of 1,000.
+TERMS_PER_QUERY = 50
 MASK = (1 << 21) - 1
 
 
@@ -240,17 +246,10 @@ class Trips(Scoped):
 
     def plan(self) -> None:
         scope = self.scope()
-        query = Q()
-        for van, (start, end) in scope.items():
-            query |= Q(vanpool_id=van, date__range=(start, end))
-        refs_by_van: dict[int, list[str]] = defaultdict(list)
-        for van, ref in self.trips:
-            refs_by_van[van].append(ref)
-        for van, refs in refs_by_van.items():  # a trip the file moved to another date
-            for batch in batches(refs, 500):
-                query |= Q(vanpool_id=van, trip_ref__in=batch)
-        if scope:
-            rows = Trip.objects.filter(query).values_list(
+        # One query per TERMS_PER_QUERY conditions: SQLite refuses an expression
+        # tree deeper than 1,000, and a file of many vans has two conditions a van.
+        for terms in batches(self._stored_trip_terms(scope), TERMS_PER_QUERY):
+            rows = Trip.objects.filter(reduce(operator.or_, terms)).values_list(
                 "pk",
                 "vanpool_id",
                 "trip_ref",
@@ -285,6 +284,19 @@ class Trips(Scoped):
         self.counts.updated = len(self.update) + len(riders_changed)
         self.counts.unchanged = len(self.trips) - self.counts.created - self.counts.updated
         self.counts.removed = len(self.remove)
+
+    def _stored_trip_terms(self, scope: dict[int, tuple[dt.date, dt.date]]) -> Iterator[Q]:
+        """The stored trips this file may replace: its vans' dates, and its trips by ID."""
+        if not scope:
+            return
+        for van, (start, end) in scope.items():
+            yield Q(vanpool_id=van, date__range=(start, end))
+        refs_by_van: dict[int, list[str]] = defaultdict(list)
+        for van, ref in self.trips:
+            refs_by_van[van].append(ref)
+        for van, refs in refs_by_van.items():  # a trip the file moved to another date
+            for batch in batches(refs, 500):
+                yield Q(vanpool_id=van, trip_ref__in=batch)
 
     def write(self) -> None:
         for pks in batches(self.remove):
