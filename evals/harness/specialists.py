@@ -27,6 +27,7 @@ from audit.facts import VanpoolFacts, facts_json, preload_vanpools
 from audit.resolve import run_check
 from evals.harness.evidence import checked
 from evals.harness.results import CaseResult
+from vanpools.importing.records.kinds import COLUMNS as IMPORT_COLUMNS
 from vanpools.models import (
     BadgeSwipe,
     DataCoverage,
@@ -44,6 +45,13 @@ from vanpools.models import (
 
 SPECIALIST_KINDS = ("ridership", "parking", "vanpool_rules")
 VERDICTS = ("pass", "fail", "unknown")
+# A case's trips, ride days and swipes are rows as the import reads them (docs/roster-format.md);
+# "at" is an older name of a swipe's swiped_at.
+ROW_FIELDS = {
+    "trips": frozenset(IMPORT_COLUMNS["trips"]),
+    "ride_days": frozenset(IMPORT_COLUMNS["ride_days"]),
+    "badge_swipes": frozenset(IMPORT_COLUMNS["badge_swipes"]) | {"at"},
+}
 RULE_NAMES = ("seats", "occupancy", "commute")
 # What a case's "rules" may override, and the setting each one is.
 RIDERSHIP_RULES = {
@@ -101,7 +109,7 @@ def check_specialist_case(case: dict[str, Any]) -> None:
     for source in ("trips", "ride_days", "badge_swipes"):
         block = case.get(source)
         if block is not None:
-            _rows(block, source)
+            _check_row_fields(_rows(block, source), source)
             if "covers" in block:
                 _covers(block["covers"], f"{source}.covers")
     permits = case.get("permits")
@@ -137,6 +145,24 @@ def _rows(block: Any, where: str) -> list[dict[str, Any]]:
     if not all(isinstance(row, dict) for row in block["rows"]):
         raise ValueError(f"{where}.rows must be objects")
     return block["rows"]
+
+
+def _check_row_fields(rows: list[dict[str, Any]], source: str) -> None:
+    """Each row's fields are the import's columns: a field read by no one is refused.
+
+    A trip's driver given as ``driver`` (not ``driver_id``) was once read as no
+    driver at all; the case then judged other data than its writer described.
+    """
+    allowed = ROW_FIELDS[source]
+    for number, row in enumerate(rows, start=1):
+        unknown = sorted(set(row) - allowed)
+        if unknown:
+            raise ValueError(
+                f"{source}.rows[{number}]: unknown field {', '.join(map(repr, unknown))} "
+                f"(the fields are {', '.join(sorted(allowed))})"
+            )
+        if source == "badge_swipes" and not ("at" in row or "swiped_at" in row or "time" in row):
+            raise ValueError(f"{source}.rows[{number}]: give swiped_at, or date and time")
 
 
 def _date(raw: Any, where: str, *, optional: bool = False) -> dt.date | None:
@@ -412,7 +438,7 @@ def _store_swipes(
         employee = employees.get(str(row.get("employee_id")))
         if employee is None:
             continue
-        at = dt.datetime.fromisoformat(str(row["at"]))
+        at = _swiped_at(row)
         swipe_site = str(row.get("site") or "")
         if swipe_site and swipe_site.strip().casefold() == given_site:
             swipe_site = site  # the case's site, renamed as the van's was
@@ -423,6 +449,16 @@ def _store_swipes(
             gate="",
             defaults={"site": swipe_site, "direction": row.get("direction", "")},
         )
+
+
+def _swiped_at(row: dict[str, Any]) -> dt.datetime:
+    """The swipe's moment: ``swiped_at`` (or ``at``), or its ``date`` and ``time``."""
+    given = row.get("swiped_at") or row.get("at")
+    if given:
+        return dt.datetime.fromisoformat(str(given))
+    return dt.datetime.combine(
+        dt.date.fromisoformat(str(row["date"])), dt.time.fromisoformat(str(row["time"]))
+    )
 
 
 def _store_permits(

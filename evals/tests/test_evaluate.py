@@ -190,6 +190,19 @@ def test_it_evaluates_on_the_openai_backend_against_a_compatible_server(tmp_path
             "trips.covers: ends before it starts",
         ),
         (
+            {"kind": "ridership", "audit_date": "2026-11-23", "riders": [],
+             "trips": {"rows": [{"date": "2026-11-20", "driver": "E1", "passengers": []}]},
+             "expected": {"verdict": "pass", "riders": {}}},
+            "trips.rows[1]: unknown field 'driver' (the fields are date, direction, driver_id, "
+            "miles, passenger_count, passengers, trip_id, vanpool_id)",
+        ),
+        (
+            {"kind": "ridership", "audit_date": "2026-11-23", "riders": [],
+             "badge_swipes": {"rows": [{"employee_id": "E1", "date": "2026-11-20"}]},
+             "expected": {"verdict": "pass", "riders": {}}},
+            "badge_swipes.rows[1]: give swiped_at, or date and time",
+        ),
+        (
             {"kind": "vanpool_rules", "month": "October", "expected": {"verdict": "pass"}},
             "month must be YYYY-MM",
         ),
@@ -211,3 +224,34 @@ def test_a_specialist_case_in_the_wrong_shape_names_its_field(tmp_path, case, me
     with pytest.raises(EvalFileError) as error:
         read_cases(path)
     assert str(error.value) == f"line 1: {message}"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("swipe", "verdict"),
+    [
+        ({"swiped_at": "2026-11-20T07:10:00"}, "pass"),
+        ({"date": "2026-11-20", "time": "07:10"}, "pass"),
+        ({"date": "2026-11-20", "time": "07:45"}, "fail"),  # 45 minutes from the van: no ride
+    ],
+)
+def test_a_swipe_is_read_as_the_import_reads_it_whole_or_as_date_and_time(swipe, verdict):
+    from evals.harness.specialists import run_specialist_case
+
+    case = {
+        "id": "swipe-shapes",
+        "kind": "ridership",
+        "audit_date": "2026-11-23",
+        "rules": {"min_workdays": 1},  # the one day judged, not passed as too few
+        "vanpool": {"vanpool_id": "VP-1", "work_site": "Plant 4", "schedule": [
+            {"day": "Fri", "start": "07:00", "end": "15:30"}]},
+        "riders": [{"employee_id": "E1", "shift": {"schedule": [
+            {"day": "Fri", "start": "07:00", "end": "15:30"}]}}],
+        "badge_swipes": {"rows": [{"employee_id": "E1", "direction": "in"} | swipe],
+                         "covers": "2026-11-20..2026-11-20"},
+        "expected": {"verdict": verdict, "riders": {"E1": verdict}},
+    }  # fmt: skip
+
+    judged = run_specialist_case(case, 1)
+
+    assert judged.got == {"verdict": verdict, "riders": {"E1": verdict}}

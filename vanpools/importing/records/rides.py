@@ -274,9 +274,9 @@ class Trips(Scoped):
         touched = {self.aboard[key] for key in self.new_days} | {
             self.existing_refs.get(key) for key in self.gone_days
         }
+        written = set(self.create) | set(self.update)  # sets: a list's `in` made this quadratic
         riders_changed = [
-            key for key in self.trips
-            if key[1] in touched and key not in self.create and key not in self.update
+            key for key in self.trips if key[1] in touched and key not in written
         ]  # fmt: skip
         for key in riders_changed[:20]:
             self.counts.change(f"trip {key[1]}: who was aboard changed")
