@@ -335,7 +335,7 @@ HOURS_NOT_GIVEN = HrRule(
         r"\b(?:hours?\s+(?:vary|varies|tbd|tba|by assignment|as assigned|as needed)|"
         r"(?:varying|variable|flexible)\s+hours|horario variable)\b"
     ),
-    must_read=("tue-thu, hours vary", "m/w/f varying hours", "lunes a jueves, horario variable"),
+    must_read=("wed-fri, hours vary", "m/w/f varying hours", "lunes a jueves, horario variable"),
     must_not_read=("varies by the week", "tue-sat 6am-2:30pm", "hours: 6-2:30"),
 )
 
