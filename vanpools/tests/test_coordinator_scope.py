@@ -15,6 +15,8 @@ import re
 import pytest
 from django.contrib.auth.models import User
 from django.contrib.contenttypes.models import ContentType
+from django.core.management.color import no_style
+from django.db import connection
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, resolve, reverse
 from rest_framework.test import APIClient
@@ -125,6 +127,11 @@ def world(coordinator, auditor):
             "message": message,
             "action": action,
         }
+    # The cards were given their numbers: on PostgreSQL the sequence must move past them,
+    # or the next card made without one takes number 1 again.
+    with connection.cursor() as cursor:
+        for sql in connection.ops.sequence_reset_sql(no_style(), [PendingAction]):
+            cursor.execute(sql)
     return made
 
 
