@@ -13,6 +13,7 @@ from tests.factories import EmployeeFactory, RiderFactory, VanpoolFactory
 from vanpools.demo import load_demo_program
 from vanpools.importing import ImportFailed
 from vanpools.importing.records import import_records
+from vanpools.importing.records.staging import STAGE_PREFIX, writes_stored_data
 from vanpools.models import (
     BadgeSwipe,
     DataCoverage,
@@ -53,7 +54,13 @@ def days_aboard() -> list[tuple[str, str, str]]:
 def writes_of(fn) -> list[str]:
     with CaptureQueriesContext(connection) as captured:
         fn()
-    return [q["sql"] for q in captured if q["sql"].lstrip().split()[0].upper() in WRITES]
+    # The import's scratch tables (temporary, this connection's own) are its working
+    # space, not stored data: every other write is listed.
+    return [
+        q["sql"]
+        for q in captured
+        if q["sql"].lstrip().split()[0].upper() in WRITES and writes_stored_data(q["sql"])
+    ]
 
 
 TRIPS = """vanpool_id,date,direction,driver_id,passengers
@@ -175,6 +182,89 @@ def test_unknown_and_missing_columns_are_told_once(tmp_path, van):
         "line 1, date: required column is missing",
         "line 2, date: a value is required",
     ]
+
+
+def test_a_trip_id_given_twice_is_an_error_on_each_later_line(tmp_path, van):
+    rows = """trip_id,vanpool_id,date,passengers
+T-1,VP-101,2026-10-26,EMP-2
+T-2,VP-101,2026-10-26,EMP-3
+T-1,VP-101,2026-10-27,EMP-2
+T-1,VP-101,2026-10-28,EMP-3
+"""
+    with pytest.raises(ImportFailed) as failed:
+        import_records(write(tmp_path, "trips.csv", rows))
+    assert [str(error) for error in failed.value.errors] == [
+        "line 4, trip_id: trip T-1 appears twice in the file",
+        "line 5, trip_id: trip T-1 appears twice in the file",
+    ]
+    assert not Trip.objects.exists() and not RideDay.objects.exists()
+
+
+def test_a_trip_the_operator_moved_to_another_date_is_updated_not_made_twice(tmp_path, van):
+    first = "trip_id,vanpool_id,date,passengers\nT-1,VP-101,2026-10-26,EMP-2\n"
+    import_records(write(tmp_path, "first.csv", first))
+    moved = "trip_id,vanpool_id,date,passengers\nT-1,VP-101,2026-10-27,EMP-2\n"
+    result = import_records(write(tmp_path, "moved.csv", moved))
+    assert result.counts["trips"] == {"created": 0, "updated": 1, "unchanged": 0}
+    assert result.differences["trips"] == [
+        "trip T-1: 2026-10-26 trip with 1 → 2026-10-27 trip with 1"
+    ]
+    assert list(Trip.objects.values_list("trip_ref", "date")) == [("T-1", dt.date(2026, 10, 27))]
+    # The day aboard moved with it: 10-26 is not in the new file's dates, so it stays.
+    assert days_aboard() == [("EMP-2", "2026-10-26", "trip"), ("EMP-2", "2026-10-27", "trip")]
+
+
+def test_a_rider_on_two_trips_of_a_day_is_read_from_the_files_first_trip(tmp_path, van):
+    rows = """trip_id,vanpool_id,date,direction,passengers
+T-PM,VP-101,2026-10-26,from_work,EMP-2
+T-AM,VP-101,2026-10-26,to_work,EMP-2;EMP-3
+"""
+    import_records(write(tmp_path, "trips.csv", rows))
+    assert sorted(RideDay.objects.values_list("employee__employee_id", "ref")) == [
+        ("EMP-2", "T-PM"),
+        ("EMP-3", "T-AM"),
+    ]
+    # The same trips in the other order: EMP-2's day is now read from T-AM, a changed day.
+    swapped = "\n".join([rows.splitlines()[0], *reversed(rows.splitlines()[1:])]) + "\n"
+    result = import_records(write(tmp_path, "swapped.csv", swapped))
+    assert result.counts["trips"] == {"created": 0, "updated": 2, "unchanged": 0}
+    assert sorted(RideDay.objects.values_list("employee__employee_id", "ref")) == [
+        ("EMP-2", "T-AM"),
+        ("EMP-3", "T-AM"),
+    ]
+
+
+def scratch_tables() -> list[str]:
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute("SELECT tablename FROM pg_tables WHERE schemaname LIKE 'pg_temp%%'")
+        else:
+            cursor.execute("SELECT name FROM sqlite_temp_master WHERE type = 'table'")
+        return [name for (name,) in cursor.fetchall() if name.startswith(STAGE_PREFIX)]
+
+
+def test_the_scratch_tables_are_dropped_after_an_import_and_after_a_refused_file(tmp_path, van):
+    import_records(write(tmp_path, "trips.csv", TRIPS))
+    import_records(write(tmp_path, "days.csv", "employee_id,date\nEMP-1,2026-10-26\n"))
+    assert scratch_tables() == []
+    with pytest.raises(ImportFailed):
+        import_records(write(tmp_path, "bad.csv", TRIPS + "VP-999,2026-10-26,,,\n"))
+    assert scratch_tables() == []
+
+
+@pytest.mark.parametrize(
+    ("sql", "stored"),
+    [
+        ('INSERT INTO "vanpools_trip" ("vanpool_id") SELECT van FROM import_stage_trip', True),
+        ("DELETE FROM vanpools_rideday WHERE id IN (SELECT id FROM import_stage_day_gone)", True),
+        ('UPDATE "vanpools_vanpool" SET seats = 7', True),
+        ("INSERT INTO import_stage_trip VALUES (%s, %s)", False),
+        ('insert into "import_stage_scope" values (1)', False),
+        ("WITH x AS (SELECT 1) INSERT INTO vanpools_trip SELECT * FROM x", True),
+    ],
+)
+def test_only_writes_to_the_imports_scratch_tables_are_not_stored_writes(sql, stored):
+    assert writes_stored_data(sql) is stored
 
 
 def test_ride_days_take_the_riders_seat_when_no_vanpool_is_named(tmp_path, van):

@@ -34,6 +34,7 @@ from cases.models import Case, Verification
 from evals.scratch_db import scratch_database
 from poolpatrol import spreadsheets
 from poolpatrol.qcluster import current_database_url, running_qcluster
+from vanpools.importing.records.staging import writes_stored_data
 from vanpools.models import (
     DataCoverage,
     Employee,
@@ -79,7 +80,7 @@ class QueryCounter:
     def __call__(self, execute, sql, params, many, context):
         self.count += 1
         result = execute(sql, params, many, context)
-        if sql.lstrip()[:7].upper().startswith(WRITES):
+        if sql.lstrip()[:7].upper().startswith(WRITES) and writes_stored_data(sql):
             self.rows_written += max(context["cursor"].rowcount, 0)
         return result
 

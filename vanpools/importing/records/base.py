@@ -7,6 +7,7 @@ record (or errors), ``plan`` compares the file with what is stored, and
 
 import datetime as dt
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any, TypeVar
@@ -134,8 +135,15 @@ class RecordKind:
             self.source.error(where, column, f"no employee {employee_id} (import the roster first)")
         return found
 
+    def open(self) -> AbstractContextManager[None]:
+        """Whatever the kind holds while a file is read (a large one's scratch tables)."""
+        return nullcontext()
+
     def add(self, where: str, cells: Cells) -> None:
         raise NotImplementedError
+
+    def finish(self) -> None:
+        """Every row is added: what can only be checked across rows is checked here."""
 
     def plan(self) -> None:
         """Compare the file with what is stored (fills ``counts``); writes nothing."""

@@ -50,15 +50,17 @@ def import_records(
     path = Path(path)
     source, rows = open_source(path, kind, _mapping(mapping))
     records = _kind(source, period, site)
-    for where, cells in rows:
-        records.add(where, cells)
-    if source.error_count:
-        raise ImportFailed(_listed(source))
-    records.plan()
-    result = _result(records, source, dry_run)
-    if not dry_run and _changes(result, records):
-        with transaction.atomic():
-            records.write()
+    with records.open():
+        for where, cells in rows:
+            records.add(where, cells)
+        records.finish()
+        if source.error_count:
+            raise ImportFailed(_listed(source))
+        records.plan()
+        result = _result(records, source, dry_run)
+        if not dry_run and _changes(result, records):
+            with transaction.atomic():
+                records.write()
     return result
 
 
