@@ -60,3 +60,17 @@ def test_with_trips_the_new_checks_judge_and_an_unchanged_rerun_writes_nothing()
 def test_a_trip_log_longer_than_sixty_workdays_is_refused():
     with pytest.raises(CommandError, match="--trips must be between 0 and 60 workdays"):
         call_command("bench_audit", "--trips", "61")
+
+
+@pytest.mark.evaluation
+@pytest.mark.parametrize("shape", ["trips", "ride_days"])
+def test_a_record_file_imported_again_writes_nothing_and_the_imports_peak_is_their_own(shape):
+    result = run_manage("bench_import_records", "--rows", "500", "--shape", shape)
+    assert result.returncode == 0, result.stderr
+    assert re.search(r"first import: .* rows written [1-9][\d,]*", result.stdout), result.stdout
+    assert re.search(r"same file again: .* rows written 0\n", result.stdout), result.stdout
+    assert re.search(
+        r"peak memory \(RSS\) of the imports: \d+ MiB \(\d+ MiB in use before them\); "
+        r"of the whole process: \d+ MiB",
+        result.stdout,
+    ), result.stdout

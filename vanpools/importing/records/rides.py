@@ -17,12 +17,16 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from django.db import connection
-from django.db.models import Model
-
 from vanpools.importing.records.base import Known, RecordKind, coverage_rows
 from vanpools.importing.records.read import Cells, Source
-from vanpools.importing.records.staging import Staging, id_list_rows, stage_table
+from vanpools.importing.records.staging import (
+    Staging,
+    column,
+    id_list_rows,
+    same,
+    stage_table,
+    table,
+)
 from vanpools.models import DataCoverage, RideDay, Trip
 
 DAY, TRIP, SCOPE = stage_table("day"), stage_table("trip"), stage_table("scope")
@@ -31,8 +35,10 @@ NEW_DAYS, GONE_DAYS = stage_table("day_new"), stage_table("day_gone")
 STORED_TRIPS, TRIP_PLAN = stage_table("trip_stored"), stage_table("trip_plan")
 GONE_TRIPS = stage_table("trip_gone")
 SCOPE_COLUMNS = "van BIGINT PRIMARY KEY, start_date DATE NOT NULL, end_date DATE NOT NULL"
-DAY_COLUMNS = "line INTEGER NOT NULL, van BIGINT NOT NULL, date DATE NOT NULL, " \
-    "employee BIGINT NOT NULL, ref TEXT NOT NULL"  # fmt: skip
+DAY_COLUMNS = (
+    "line INTEGER NOT NULL, van BIGINT NOT NULL, date DATE NOT NULL, employee BIGINT NOT NULL, "
+    "ref TEXT NOT NULL"
+)
 DAY_FILE_COLUMNS = (
     "van BIGINT NOT NULL, date DATE NOT NULL, employee BIGINT NOT NULL, ref TEXT NOT NULL, "
     "UNIQUE (van, date, employee)"
@@ -43,19 +49,6 @@ TRIP_COLUMNS = (
     "miles DOUBLE PRECISION, aboard TEXT NOT NULL"
 )
 DIRECTIONS = {"": 0, "to_work": 1, "from_work": 2}
-
-
-def table(model: type[Model]) -> str:
-    return connection.ops.quote_name(model._meta.db_table)
-
-
-def column(model: type[Model], name: str) -> str:
-    return connection.ops.quote_name(str(getattr(model._meta.get_field(name), "column", "")))
-
-
-def same(a: str, b: str) -> str:
-    """Equal, with two NULLs equal too (``IS NOT DISTINCT FROM`` in every dialect)."""
-    return f"({a} = {b} OR ({a} IS NULL AND {b} IS NULL))"
 
 
 class Scoped(RecordKind):

@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from django.db import DatabaseError, connection
+from django.db.models import Model
 
 STAGE_PREFIX = "import_stage_"
 BUFFER_ROWS = 5000
@@ -156,3 +157,16 @@ def id_list_rows(table: str, column: str) -> str:
     if connection.vendor == "postgresql":
         return f"{table} t CROSS JOIN LATERAL unnest(string_to_array(t.{column}, ',')) AS j(value)"
     return f"{table} t, json_each('[' || t.{column} || ']') AS j"
+
+
+def table(model: type[Model]) -> str:
+    return connection.ops.quote_name(model._meta.db_table)
+
+
+def column(model: type[Model], name: str) -> str:
+    return connection.ops.quote_name(str(getattr(model._meta.get_field(name), "column", "")))
+
+
+def same(a: str, b: str) -> str:
+    """Equal, with two NULLs equal too (``IS NOT DISTINCT FROM`` in every dialect)."""
+    return f"({a} = {b} OR ({a} IS NULL AND {b} IS NULL))"
