@@ -75,7 +75,7 @@ class Command(BaseCommand):
                     f"same file again: {again:.1f} s ({again_cpu:.1f} s of CPU), "
                     f"rows written {again_rows}",
                     f"peak memory (RSS) of the imports: {imports_peak(imports_from)}; "
-                    f"of the whole process: {peak_mib():.0f} MiB "
+                    f"of the whole process: {max(peak_mib(), builder_peak):.0f} MiB "
                     f"(building the program: {builder_peak:.0f} MiB)",
                 ]
             )
