@@ -13,6 +13,7 @@ from agents.models import AgentRun
 from agents.prompting import Prompt
 from agents.telemetry import export_on_commit
 from cases.models import Case, Verification
+from poolpatrol.bulk_insert import insert_returning
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -84,12 +85,11 @@ def save_trace_trees(trees: Sequence[tuple[RunTrace, int | None, Case | None]]) 
     ]
     roots: list[AgentRun] = []
     while level:
-        runs = AgentRun.objects.bulk_create(
-            [
-                _unsaved_run(trace, parent, vanpool_pk, case)
-                for trace, parent, vanpool_pk, case in level
-            ]
-        )
+        runs = [
+            _unsaved_run(trace, parent, vanpool_pk, case)
+            for trace, parent, vanpool_pk, case in level
+        ]
+        insert_returning(runs)
         roots = roots or runs
         level = [
             (child, run, vanpool_pk, case)

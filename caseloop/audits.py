@@ -43,6 +43,7 @@ from cases.lifecycle import (
     update_findings,
 )
 from cases.models import Case, PendingAction, Verification
+from poolpatrol.bulk_insert import insert_returning
 from poolpatrol.logcontext import log_context
 from poolpatrol.privacy import withhold_home_points
 from poolpatrol.queue import enqueue_outreach
@@ -322,7 +323,7 @@ def _record(
             if case is not None and _needs_outreach(case, case_action):
                 enqueue_outreach(case.pk)
             outcomes.append(_outcome(item, decision, case, case_action))
-        Verification.objects.bulk_create(verifications)
+        insert_returning(verifications)
         save_trace_trees(trees)
     return outcomes
 
