@@ -120,3 +120,16 @@ def test_many_rows_go_in_several_statements_in_order():
         f"a{n}" for n in range(2500)
     ]
     assert [run.pk for run in many] == sorted(run.pk for run in many)
+
+
+@pytest.mark.parametrize(
+    "value", [dt.date(2026, 10, 26), dt.datetime(2026, 10, 26, 7, 0), CaseFactory.build]
+)
+def test_a_value_json_dumps_refuses_is_refused_and_nothing_is_written(value):
+    # json.dumps (the ORM's way) refuses dates, datetimes and objects; so does this.
+    case = CaseFactory()
+    bad = verifications(case)
+    bad[1].evidence = [{"when": value}]
+    with pytest.raises(TypeError):
+        insert_returning(bad)
+    assert not Verification.objects.exists()
