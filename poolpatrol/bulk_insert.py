@@ -17,7 +17,6 @@ from typing import Any
 import orjson
 from django.db import connection
 from django.db.models import (
-    BigIntegerField,
     CharField,
     Field,
     ForeignKey,
@@ -77,7 +76,7 @@ def _preparer(field: Field) -> Callable[[Any], Any]:
         return _json
     if isinstance(field, ForeignKey) and isinstance(field.target_field, IntegerField):
         return _as_int
-    if isinstance(field, IntegerField | BigIntegerField):
+    if isinstance(field, IntegerField):  # BigIntegerField and the positive ones too
         return _as_int
     if isinstance(field, CharField | TextField):
         return _as_text

@@ -85,18 +85,16 @@ class Staging:
         self.execute("PRAGMA temp.journal_mode = OFF")
         return mode
 
-    def create(self, name: str, definition: str) -> None:
+    def create(self, name: str, definition: str, params: Sequence[Any] = ()) -> None:
+        """A scratch table: ``(columns)``, or ``AS SELECT …`` with its parameters."""
         table = stage_table(name)
         self.execute(f"DROP TABLE IF EXISTS {table}")  # left by an earlier import that died
-        self.execute(f"CREATE TEMPORARY TABLE {table} {definition}")
+        self.execute(f"CREATE TEMPORARY TABLE {table} {definition}", params)
         self.made.append(table)
 
     def create_as(self, name: str, select: str, params: Sequence[Any] = ()) -> int:
         """A scratch table made from a query; how many rows it holds."""
-        table = stage_table(name)
-        self.execute(f"DROP TABLE IF EXISTS {table}")
-        self.execute(f"CREATE TEMPORARY TABLE {table} AS {select}", params)
-        self.made.append(table)
+        self.create(name, f"AS {select}", params)
         return self.count(name)
 
     def index(self, name: str, columns: str) -> None:
@@ -143,8 +141,8 @@ class Staging:
             cursor.execute(sql, params)
             return list(cursor.fetchall())
 
-    def count(self, name: str, where: str = "") -> int:
-        found = self.rows(f"SELECT COUNT(*) FROM {stage_table(name)} {where}")
+    def count(self, name: str) -> int:
+        found = self.rows(f"SELECT COUNT(*) FROM {stage_table(name)}")
         return int(found[0][0])
 
 
