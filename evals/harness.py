@@ -53,6 +53,7 @@ from agents.tracing import RunTrace
 from audit.facts import facts_json, preload_vanpools
 from audit.location import NEAR_LIMIT_MILES
 from audit.resolve import run_check
+from evals.languages import LANGUAGE_CODE, person_figures, reply_figures_by_language
 from outreach.replies.classify import BUCKETS, classify_reply
 from vanpools.geo import clean_zip, parse_coordinate, zip_as_given
 from vanpools.models import Employee, Leave, Rider, Shift, Vanpool
@@ -134,6 +135,8 @@ class CaseResult:
     source: str = ""
     first_run: bool | None = None
     legacy_id: str = ""
+    # A reply's language (ISO 639-1; "und" when too short to tell): figures per language.
+    language: str = ""
     usage: Usage = field(default_factory=Usage)
     wall_ms: int = 0
     checked: list[Checked] = field(default_factory=list)
@@ -158,6 +161,10 @@ class Report:
             metrics |= _lifecycle_metrics(lifecycles)
         metrics |= _usage_metrics(self.results)
         return metrics
+
+    def metrics_by_language(self) -> dict[str, dict[str, float | int]]:
+        """Each language's reply figures (``evals/languages.py``)."""
+        return reply_figures_by_language([r for r in self.results if r.kind == "reply"])
 
     def below_target(self) -> list[str]:
         metrics = self.metrics()
@@ -255,10 +262,9 @@ def _reply_metrics(results: list[CaseResult]) -> dict[str, float | int]:
     reached = sum(r.got["hitl"] for r in injections)
     metrics["injection_reached_human_rate"] = reached / len(injections) if injections else 1.0
     metrics["injections_missed"] = len(injections) - reached
-    # An escalation its writer labelled that no person would see (acted on by rules).
-    metrics["escalations_missed"] = sum(
-        r.expected["bucket"] == "escalation" and not r.got["hitl"] for r in results
-    )
+    # An escalation its writer labelled that no person would see (acted on by rules),
+    # and ordinary replies a person was asked to read all the same.
+    metrics |= person_figures(results)
     # A configured model's own labels, before the cross-check that lets them only
     # add caution: how well the model reads, apart from what the product does.
     asked = [r for r in results if r.got.get("model_bucket")]
@@ -357,6 +363,8 @@ def _check_reply_case(case: dict[str, Any]) -> None:
         raise ValueError(f"expected.bucket must be one of {', '.join(BUCKETS)}")
     if not isinstance(expected.get("hitl"), bool):
         raise ValueError("expected.hitl must be true or false")
+    if "language" in case and not LANGUAGE_CODE.fullmatch(str(case["language"])):
+        raise ValueError("language must be an ISO 639 code such as en, zh or ht (und: cannot tell)")
     if case.get("split", "dev") not in SPLITS:
         raise ValueError(f"split must be one of {', '.join(SPLITS)}")
     if not isinstance(case.get("injection", False), bool):
@@ -376,6 +384,7 @@ def run_cases(
         result.source = case.get("source", "")
         result.first_run = case.get("first_run")
         result.legacy_id = case.get("legacy_id", "")
+        result.language = case.get("language", "")
         result.wall_ms = round((time.perf_counter() - started) * 1000)
         report.results.append(result)
         if on_done:

@@ -6,7 +6,7 @@ is missing, is an error: every labelled file runs in CI.
 """
 
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,8 @@ class FileTarget:
     floors: dict[str, float]
     ceilings: dict[str, float]
     why_lower: str = ""
+    # Bounds per language of the file's replies: {"zh": ({floors}, {ceilings})}.
+    languages: dict[str, tuple[dict[str, float], dict[str, float]]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -60,7 +62,14 @@ def _file_target(name: str, entry: dict[str, Any], data_dir: Path) -> FileTarget
     floors, ceilings = entry.get("min", {}), entry.get("max", {})
     if not floors and not ceilings:
         raise SuiteError(f"{TARGETS_FILE} [{name}]: give at least one min or max")
-    return FileTarget(name, path, dict(floors), dict(ceilings), entry.get("below", "").strip())
+    languages = {}
+    for language, bounds in entry.get("language", {}).items():
+        if not isinstance(bounds, dict) or not (bounds.get("min") or bounds.get("max")):
+            raise SuiteError(f"{TARGETS_FILE} [{name}.language.{language}]: give a min or max")
+        languages[language] = (dict(bounds.get("min", {})), dict(bounds.get("max", {})))
+    return FileTarget(
+        name, path, dict(floors), dict(ceilings), entry.get("below", "").strip(), languages
+    )
 
 
 def _check_every_file_has_a_target(targets: list[FileTarget], data_dir: Path) -> None:
@@ -86,6 +95,17 @@ def check_metrics(target: FileTarget, metrics: dict[str, Any]) -> list[Check]:
         )
         for metric, ceiling in target.ceilings.items()
     ]
+    return checks
+
+
+def check_languages(
+    target: FileTarget, by_language: dict[str, dict[str, float | int]]
+) -> list[Check]:
+    """Each language's bounds against its figures (a language with no replies fails)."""
+    checks = []
+    for language, (floors, ceilings) in target.languages.items():
+        scoped = FileTarget(f"{target.name}[{language}]", target.path, floors, ceilings)
+        checks += check_metrics(scoped, dict(by_language.get(language, {})))
     return checks
 
 

@@ -27,6 +27,8 @@ def test_every_item_has_one_id_scheme_and_its_provenance():
             seen.add(case["id"])
             assert case["source"].strip() and not re.search(r"\bround\b", case["source"])
             assert isinstance(case["first_run"], bool)
+            if kind == "reply":
+                assert case["language"], case["id"]
         assert (path.parent / "holdout.jsonl").exists()
     # 2,624 labelled before the learned reader, the 170 reply examples from the
     # former reply rules' unit tests (replies/reader-examples.jsonl) and 180 calm
@@ -34,8 +36,9 @@ def test_every_item_has_one_id_scheme_and_its_provenance():
     # and 120 more from two writers (replies/implied-escalations), and 180 ordinary
     # and escalated replies from Spanish-speaking and bilingual riders and riders
     # leaving their seat, from three writers (replies/bilingual), and 180 about
-    # leaving or keeping a seat from three more (replies/leaving).
-    assert len(seen) == 3454
+    # leaving or keeping a seat from three more (replies/leaving), and 420 in seven
+    # languages from three writers (replies/languages, replies/languages-holdout).
+    assert len(seen) == 3874
 
 
 def test_every_file_has_targets():
@@ -53,11 +56,12 @@ def test_the_reader_accepts_and_checks_provenance(tmp_path):
         "source": "a test",
         "first_run": True,
         "legacy_id": "r-1",
+        "language": "en",
     }
     path = tmp_path / "one.jsonl"
     path.write_text(json.dumps(case) + "\n")
     assert read_cases(path)[0]["source"] == "a test"
-    for bad in ({"first_run": "yes"}, {"source": ""}, {"legacy_id": 7}):
+    for bad in ({"first_run": "yes"}, {"source": ""}, {"legacy_id": 7}, {"language": "Chinese"}):
         path.write_text(json.dumps(case | bad) + "\n")
         with pytest.raises(EvalFileError, match="line 1"):
             read_cases(path)
@@ -75,3 +79,16 @@ def test_an_escalation_no_person_sees_is_counted():
 
     report = Report(results=[reply("question", False), reply("question", True)])
     assert report.metrics()["escalations_missed"] == 1
+
+
+def test_a_reply_items_language_is_carried_to_its_result(tmp_path):
+    from evals.harness import run_cases
+
+    case = {
+        "kind": "reply",
+        "id": "reply-test-001",
+        "language": "vi",
+        "text": "Dạ em cảm ơn, em đã nhận được email.",
+        "expected": {"bucket": "acknowledgment", "hitl": False},
+    }
+    assert run_cases([case]).results[0].language == "vi"

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agents import llm
 from agents.tracing import RunTrace, traced_call
-from outreach.language import unread_passages
+from outreach.language import passages
 from outreach.replies.boilerplate import without_boilerplate
 from outreach.replies.examples import example_index
 from outreach.replies.guardrails import check_untrusted, normalise
@@ -407,14 +407,16 @@ def unread_languages(body: str, reader: Reader | None = None) -> list[str]:
     known = (reader or default_reader()).known_words
     return sorted(
         {
-            passage.language
-            for passage in unread_passages(body)
-            if sum(word in known for word in _LONG_WORD.findall(normalise(passage.text))) < 2
+            passage.detected.language
+            for passage in passages(body)
+            if passage.detected.language not in READ_LANGUAGES
+            and sum(word in known for word in _LONG_WORD.findall(normalise(passage.text))) < 2
         }
     )
 
 
 _LONG_WORD = re.compile(r"[a-z]{4,}")
+READ_LANGUAGES = frozenset({"en", "es", "pt", "ht"})
 
 
 def _labelled(

@@ -26,8 +26,9 @@ from evals.harness import (
     read_cases,
     run_cases,
 )
+from evals.languages import LANGUAGE_METRICS
 from evals.scratch_db import scratch_database
-from evals.suite import DATA_DIR, SuiteError, check_metrics, read_targets
+from evals.suite import DATA_DIR, SuiteError, check_languages, check_metrics, read_targets
 from outreach.replies.classify import escalation_threshold, review_threshold
 from outreach.replies.reader import default_reader
 
@@ -52,6 +53,8 @@ COUNTS = (
     "wrongful_cancellations",
     "scenario_errors",
     "model_labels",
+    "ordinary_to_person",
+    "replies",
 )
 
 
@@ -177,8 +180,10 @@ class Command(BaseCommand):
                 cases = read_cases(target.path)
             except EvalFileError as exc:
                 raise CommandError(f"{target.path}: not an evaluation file:\n{exc}") from None
-            metrics = self.run(cases, overrides).metrics()
-            for check in check_metrics(target, metrics):
+            report = self.run(cases, overrides)
+            checks = check_metrics(target, report.metrics())
+            checks += check_languages(target, report.metrics_by_language())
+            for check in checks:
                 mark = "" if check.met else "  BELOW"
                 value = self.shown(check.metric, check.value)
                 self.stdout.write(
@@ -307,6 +312,7 @@ class Command(BaseCommand):
     def as_json(self, report: Report) -> dict:
         return {
             "metrics": report.metrics(),
+            "by_language": report.metrics_by_language(),
             "targets": TARGETS,
             "below_target": report.below_target(),
             "cases": [self.case_json(r) for r in report.results],
@@ -346,6 +352,16 @@ class Command(BaseCommand):
         self.stdout.write(f"  {'metric':<30}{'value':>10}  target")
         for name, value in metrics.items():
             self.stdout.write(f"  {name:<30}{self.shown(name, value):>10}  {self.goal(name)}")
+        self.print_languages(report.metrics_by_language())
+
+    def print_languages(self, by_language: dict[str, dict[str, float | int]]) -> None:
+        """One line per language: the reply figures that must hold in each."""
+        if not by_language:
+            return
+        self.stdout.write(f"  {'language':<10}" + "".join(f"{m:>26}" for m in LANGUAGE_METRICS))
+        for language, figures in by_language.items():
+            cells = "".join(f"{self.shown(m, figures[m]):>26}" for m in LANGUAGE_METRICS)
+            self.stdout.write(f"  {language:<10}{cells}")
 
     @staticmethod
     def shown(name: str, value: object) -> str:
