@@ -205,11 +205,13 @@ def _act_on_reply(ctx: ReplyContext, reading: "Reading | None") -> str:
     escalated_before = _had_escalation(ctx.case, message)
     _mark_processed(message, result)
     if ctx.case.status == Status.PRE_CANCEL or _cancellation_waiting(ctx.case):
-        # Product rule: whatever the reply says, nothing is cancelled over the
-        # rider's newer words without a person reading them. The waiting
-        # cancellations are withdrawn and the case waits for that person.
+        # Product rule: nothing is cancelled over the rider's newer words. The
+        # waiting cancellations are withdrawn; an ordinary update is checked
+        # against the records at once, and anything else waits for a person.
         why = AT_THE_LIMIT if ctx.case.reaudit_count >= settings.MAX_REAUDITS else WHILE_CANCELLING
         ctx = _withdraw_cancellations(ctx, to_status=Status.HITL_REVIEW)
+        if _acts_alone(result) and result.bucket == "update" and not escalated_before:
+            return _check_update_while_cancelling(ctx, result, why=why)
         return ask_for_label(ctx, result, why=why)
     if escalated_before:
         # Product rule: once a rider has escalated, a person reads every later reply.
@@ -229,6 +231,30 @@ def _act_on_reply(ctx: ReplyContext, reading: "Reading | None") -> str:
         )
         return ask_for_label(ctx, result, why=why)
     return act_on_bucket(ctx, result.bucket, actor=AGENT)
+
+
+def _acts_alone(result: ReplyClassification) -> bool:
+    """A clear ordinary reading the loop may act on with no person."""
+    return not result.hitl and not result.failure and result.bucket != "escalation"
+
+
+def _check_update_while_cancelling(ctx: ReplyContext, result: ReplyClassification, *, why: str) -> str:
+    """An update while a cancellation waited: the records decide, then a person if need be.
+
+    The cancellations are already withdrawn. If the re-audit of the failed
+    checks finds the records now match, the case resolves with no person:
+    nothing irreversible is left to decide. If they still fail, a person reads
+    the reply, as for any other reply while a cancellation waited.
+    """
+    before = set(_failing_employee_ids(ctx.case))
+    checks = ctx.case.meta.get("failed_checks") or list(ALL_CHECKS)
+    outcome = audit_vanpool(ctx.case.vanpool.vanpool_id, checks=list(checks), actor=AGENT)
+    case = record_reaudit(ctx.case, actor=AGENT, trigger="update", result=_outcome_label(outcome))
+    _tell_cleared_riders(case, before)
+    if case.status == Status.CLOSED:
+        return "resolved"
+    ctx = ReplyContext(case, ctx.message, ctx.employee)
+    return ask_for_label(ctx, result, why=f"{why}; the re-audit it led to still fails")
 
 
 def _earlier_reply_waiting(message: Message) -> Message | None:
