@@ -38,7 +38,12 @@ from cases.lifecycle import (
     transition,
 )
 from cases.models import Case, PendingAction
-from outreach.compose import initial_template_for, render_email, rider_facts
+from outreach.compose import (
+    RIDER_COPY_LANGUAGES,
+    initial_template_for,
+    render_email,
+    rider_facts,
+)
 from outreach.inbound import reply_collapse_key
 from outreach.models import EmailThread, Message
 from outreach.parsing import text_for_classification
@@ -311,7 +316,15 @@ def read_waiting_replies() -> dict[str, int]:
 
 
 def reply_language(message: Message) -> str:
-    """'es' when the rider wrote in Spanish: what we write back is in their language."""
+    """The language we write back in: the rider's, where our letters exist in it.
+
+    The reader names the reply's language when it is sure of it (a holding
+    reply to a reply in Korean is in Korean once the rider copy is); else the
+    question reader's English or Spanish.
+    """
+    detected = (message.classification or {}).get("language", "")
+    if detected in RIDER_COPY_LANGUAGES:
+        return str(detected)
     return question_language(strip_quoted(message.text_body))
 
 

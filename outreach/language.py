@@ -12,6 +12,8 @@ decides first:
   py3langid for Persian or Urdu). A CJK character carries about as much as a
   short Latin word, so it weighs ``CJK_WEIGHT`` letters when scripts mix
   ("我已经在HR portal更新了地址" is Chinese).
+- Any other script (Cyrillic, Greek, Hebrew…) is surely not a Latin-script
+  language; py3langid names which.
 - Latin text is py3langid's, sure at ``MIN_PROBABILITY`` and ``MIN_LETTERS``;
   letters only Vietnamese writes (ơ, ư, đ, ạ…) make it Vietnamese however short.
 - Dialects and varieties count as their language (Moroccan and Egyptian
@@ -102,6 +104,10 @@ def detect(text: str) -> Detected:
         return Detected("vi", 1.0, True, "letters")
     language, probability = identify(text)
     language = VARIETIES.get(language, language)
+    if not is_latin(text):
+        # Cyrillic, Greek, Hebrew, Devanagari…: surely not a Latin-script language,
+        # whichever of its own py3langid names.
+        return Detected(language, probability, True, "script")
     sure = probability >= MIN_PROBABILITY and latin >= MIN_LETTERS
     return Detected(language, probability, sure, "langid")
 
@@ -119,6 +125,13 @@ def _arabic_script(text: str) -> Detected:
     if language in ("fa", "ur", "ps", "ug", "ku", "sdh") and probability >= MIN_PROBABILITY:
         return Detected(language, probability, True, "langid")
     return Detected("ar", 1.0, True, "script")
+
+
+def is_latin(text: str) -> bool:
+    """Mostly Latin letters (Cyrillic or Greek look-alikes are not)."""
+    letters = len(_LETTER.findall(text))
+    latin = sum(len(word) for word in _LATIN_WORD.findall(text))
+    return letters > 0 and latin * 2 >= letters
 
 
 def units(text: str) -> float:

@@ -28,6 +28,9 @@ from typing import Any
 import numpy as np
 
 ARTIFACT = Path(__file__).resolve().parent / "reader.json.gz"
+# What an artifact built before readers named their languages read: English and
+# Spanish, and the Portuguese and Haitian Creole receipts its rules had words for.
+PRE_LANGUAGE_FIGURES = ("en", "es", "pt", "ht")
 
 
 def block_settings(kind: str) -> dict[str, Any]:
@@ -111,6 +114,9 @@ class Reader:
     meta: dict[str, Any]
     # Words of four letters or more the reader has weights for.
     known_words: frozenset[str] = frozenset()
+    # The languages it reads to the per-language floor on held-out data; a reply
+    # in any other goes to a person (``safety.unread_language``).
+    languages: frozenset[str] = frozenset()
 
     def read(self, words: str) -> Reading:
         logits = self.intercept.copy()
@@ -155,6 +161,7 @@ def reader_from_document(document: dict[str, Any]) -> Reader:
         escalation_threshold=float(document["escalation_threshold"]),
         review_threshold=float(document["review_threshold"]),
         meta=document.get("meta", {}),
+        languages=frozenset(document.get("languages", PRE_LANGUAGE_FIGURES)),
         known_words=frozenset(
             term
             for block in document["blocks"]

@@ -8,13 +8,14 @@ import pytest
 
 from agents.tracing import RunTrace
 from evals.harness import TARGETS, CaseResult, EvalFileError, Report, read_cases, run_cases
+from outreach.replies.reader import default_reader
+from outreach.replies.safety import read_languages
 from outreach.replies.classify import (
     BUCKETS,
     classify_reply,
     review_threshold,
     rider_words,
     strip_quoted,
-    unread_languages,
 )
 from outreach.replies.guardrails import check_untrusted
 from outreach.replies.reader import default_reader
@@ -59,13 +60,14 @@ def test_a_passage_in_a_language_the_rules_do_not_read_goes_to_a_person():
         "Ajan pakettiautolla joka päivä samasta paikasta kuin ennenkin, kaikki on kunnossa."
     )
     result = classify_reply(text)
-    assert (result.hitl, result.guardrail) == (True, "")
-    assert "(fi)" in result.reasoning
+    assert (result.hitl, result.guardrail, result.safety_rules) == (True, "", ("unread_language",))
+    assert "in fi," in result.reasoning
 
 
 def test_a_mixed_language_line_the_rules_partly_read_is_acted_on():
     text = "Na-update ko na po yung address ko sa HR portal kanina, lumipat na po kami."
-    assert unread_languages(text) == []  # the reader knows "update", "address", "portal"
+    # The reader knows "update", "address", "portal": no passage is unread.
+    assert read_languages(text, default_reader()).unread == ()
 
 
 def test_asking_for_a_person_outweighs_the_facts_beside_it():
@@ -671,7 +673,7 @@ def test_a_union_stewards_advice_to_update_the_portal_is_not_a_grievance():
     assert classify_reply("I'm bringing my union rep into this.").bucket == "escalation"
 
 
-def test_a_plea_for_the_seat_is_read_by_a_person_with_a_fix_beside_it_read_as_the_update():
+def test_a_plea_for_the_seat_decides_with_the_fix_beside_it_kept_for_the_person():
     plea = classify_reply("Do not cancel my membership.")
     assert check_untrusted("Do not cancel my membership.") is None  # asks people, not the system
     assert (plea.bucket, plea.hitl) == ("escalation", True)
@@ -679,10 +681,10 @@ def test_a_plea_for_the_seat_is_read_by_a_person_with_a_fix_beside_it_read_as_th
         "I moved from Bellingham to Tacoma in January and HR updated my address this "
         "morning. Please don't cancel my seat."
     )
-    # The fix is the likeliest reading; the plea beside it may still be an
-    # escalation (below the escalation threshold, above the review one).
-    assert (fixed.bucket, fixed.hitl) == ("update", True)
-    assert "it may be one" in fixed.reasoning
+    # The plea, read on its own, is an escalation: it decides (safety.escalation_anywhere),
+    # and the fix beside it is kept for the person.
+    assert (fixed.bucket, fixed.hitl, fixed.also) == ("escalation", True, "update")
+    assert fixed.safety_rules == ("escalation_anywhere",)
     assert check_untrusted("Por favor no cancelen mi lugar en la van.") is None  # the same plea
     assert classify_reply("Por favor no cancelen mi lugar en la van.").hitl is True
     assert check_untrusted("No cancelen nada hasta que alguien me llame.") is not None
