@@ -49,6 +49,7 @@ TRAINING_FILES = (
     "calm-escalations",
     "bilingual",
     "leaving",
+    "languages",
 )
 HOLDOUT_FILE = "holdout"
 # Inverse regularisation strength; chosen by grouped cross-validation over
@@ -72,6 +73,7 @@ class Example:
     bucket: str
     # Caught before the reader: a guardrail or a named rule (escalations only).
     caught: bool
+    language: str = "und"
 
 
 def load_examples(names: Iterable[str], folder: Path = DATA) -> list[Example]:
@@ -95,6 +97,7 @@ def load_examples(names: Iterable[str], folder: Path = DATA) -> list[Example]:
                     words=words,
                     bucket=item["expected"]["bucket"],
                     caught=caught,
+                    language=item.get("language", "und"),
                 )
             )
     return examples
@@ -189,6 +192,7 @@ def score(examples: Sequence[Example], probs: np.ndarray, policy: Policy) -> dic
     escalations = [i for i, e in enumerate(examples) if e.bucket == "escalation"]
     acted_alone = [examples[i].id for i in escalations if not routed[i][1]]
     caught = [i for i in escalations if routed[i][0] == "escalation"]
+    ordinary = [i for i, e in enumerate(examples) if e.bucket != "escalation"]
     return {
         "replies": len(examples),
         "bucket_accuracy": _rate(
@@ -199,7 +203,39 @@ def score(examples: Sequence[Example], probs: np.ndarray, policy: Policy) -> dic
         "escalations_acted_on_without_a_person": len(acted_alone),
         "acted_alone_ids": acted_alone,
         "automation": _rate(sum(not r[1] for r in routed), len(examples)),
+        "ordinary_to_person_rate": _rate(sum(routed[i][1] for i in ordinary), len(ordinary)),
     }
+
+
+def score_by_language(
+    examples: Sequence[Example], probs: np.ndarray, policy: Policy
+) -> dict[str, dict[str, Any]]:
+    """``score`` for each language's replies on its own."""
+    languages = sorted({e.language for e in examples})
+    figures = {}
+    for language in languages:
+        rows = [i for i, e in enumerate(examples) if e.language == language]
+        figures[language] = score([examples[i] for i in rows], probs[rows], policy)
+    return figures
+
+
+# A language is read when its held-out replies meet the project's per-language
+# targets; replies in any other go to a person (outreach.replies.safety).
+READ_FLOOR = {"bucket_accuracy": 0.90, "escalation_recall": 0.98}
+# Fewer held-out replies than this say too little about a language to read it.
+MIN_LANGUAGE_REPLIES = 30
+
+
+def languages_read(by_language: dict[str, dict[str, Any]]) -> list[str]:
+    """The languages whose held-out figures meet READ_FLOOR with no escalation acted alone."""
+    return sorted(
+        language
+        for language, figures in by_language.items()
+        if language not in ("und", "zxx")
+        and figures["replies"] >= MIN_LANGUAGE_REPLIES
+        and figures["escalations_acted_on_without_a_person"] == 0
+        and all(figures[name] >= floor for name, floor in READ_FLOOR.items())
+    )
 
 
 def _rate(part: int, whole: int) -> float:
@@ -269,6 +305,7 @@ def document(
     threshold: float,
     review_threshold: float,
     examples: Sequence[Example],
+    languages: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The artifact: vocabularies, idf, coefficients, temperature, thresholds, provenance."""
     blocks = []
@@ -294,6 +331,7 @@ def document(
         "temperature": temperature,
         "escalation_threshold": threshold,
         "review_threshold": review_threshold,
+        "languages": list(languages),
         "meta": {
             "trained_on": sorted({e.file for e in examples}),
             "replies": len(examples),
@@ -352,9 +390,11 @@ def train(confidence_threshold: float) -> Training:
     probs = softmax(logits, temperature)
     threshold = choose_threshold(examples, probs, confidence_threshold)
     review = choose_review_threshold(examples, probs, confidence_threshold, threshold)
+    policy = Policy(threshold, confidence_threshold, review)
+    languages = languages_read(score_by_language(examples, probs, policy))
     fitted = fit(examples)
     return Training(
-        document(fitted, temperature, threshold, review, examples),
+        document(fitted, temperature, threshold, review, examples, languages),
         examples,
         probs,
         examples_document(examples),

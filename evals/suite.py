@@ -12,6 +12,8 @@ from typing import Any
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 TARGETS_FILE = "targets.toml"
+# The learned reader's grouped held-out figures (no file: read by cross-validation).
+READER_TABLE = "reader"
 
 
 class SuiteError(ValueError):
@@ -47,10 +49,22 @@ def read_targets(data_dir: Path = DATA_DIR) -> list[FileTarget]:
     targets = [
         _file_target(f"{kind}.{name}", entry, data_dir)
         for kind, entries in document.items()
+        if kind != READER_TABLE
         for name, entry in entries.items()
     ]
     _check_every_file_has_a_target(targets, data_dir)
     return targets
+
+
+def read_reader_targets(data_dir: Path = DATA_DIR) -> dict[str, tuple[dict, dict]]:
+    """Per-language bounds on the reader's grouped held-out figures ([reader.held-out])."""
+    path = data_dir / TARGETS_FILE
+    document = tomllib.loads(path.read_text(encoding="utf-8"))
+    table = document.get(READER_TABLE, {}).get("held-out", {}).get("language", {})
+    return {
+        language: (dict(bounds.get("min", {})), dict(bounds.get("max", {})))
+        for language, bounds in table.items()
+    }
 
 
 def _file_target(name: str, entry: dict[str, Any], data_dir: Path) -> FileTarget:

@@ -22,6 +22,8 @@ TEXTS = [
     "ok",
     "a  b\tc\n¿Qué tengo que hacer?  ¡Gracias!",
     "re: vp-104 — 7:00-15:30 mon-fri!!",
+    "我已经在HR portal更新了地址？谢谢",  # characters as words, beside Latin ones
+    "주소를 업데이트했습니다. 감사합니다!",
 ]
 
 

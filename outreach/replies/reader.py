@@ -33,14 +33,20 @@ ARTIFACT = Path(__file__).resolve().parent / "reader.json.gz"
 PRE_LANGUAGE_FIGURES = ("en", "es", "pt", "ht")
 
 
+# Han and kana: scripts written without spaces between words.
+_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff"
+
+
 def block_settings(kind: str) -> dict[str, Any]:
     """How each block cuts text, in scikit-learn's terms (training uses these)."""
     if kind == "word":
-        # Single letters ("i", "y") and the marks of a question count as words.
+        # Single letters ("i", "y") and the marks of a question count as words. Chinese
+        # and Japanese are written without spaces: each character is a word, so the
+        # word pairs are the character bigrams that carry most of their words.
         return {
             "analyzer": "word",
             "ngram_range": (1, 2),
-            "token_pattern": r"(?u)\b\w+\b|[?¿!]",
+            "token_pattern": rf"(?u)[{_CJK}]|\b\w+\b|[?¿!？]",
             "lowercase": False,
         }
     if kind == "char":
@@ -95,6 +101,26 @@ class Block:
 
 
 @dataclass(frozen=True)
+class EncoderHead:
+    """A linear head over the multilingual sentence encoder (``encoder.py``).
+
+    Its logits are added to the n-gram blocks' (times ``weight``) before the
+    calibration temperature: the n-grams read the words the labelled replies
+    used, the encoder what a reply means in languages they barely cover.
+    """
+
+    coef: np.ndarray  # buckets × encoder dimensions
+    intercept: np.ndarray
+    weight: float
+
+    def logits(self, words: str) -> np.ndarray:
+        from outreach.replies.encoder import embed  # loads the encoder on first use
+
+        result: np.ndarray = self.weight * (self.coef @ embed(words) + self.intercept)
+        return result
+
+
+@dataclass(frozen=True)
 class Reading:
     probabilities: dict[str, float]
     # How many of the reply's word n-grams the reader has weights for.
@@ -117,6 +143,7 @@ class Reader:
     # The languages it reads to the per-language floor on held-out data; a reply
     # in any other goes to a person (``safety.unread_language``).
     languages: frozenset[str] = frozenset()
+    encoder_head: EncoderHead | None = None
 
     def read(self, words: str) -> Reading:
         logits = self.intercept.copy()
@@ -131,6 +158,8 @@ class Reader:
                 values = np.fromiter(features.values(), dtype=np.float64)
                 logits += self.coef[:, columns] @ values
             offset += len(block.columns)
+        if self.encoder_head is not None:
+            logits += self.encoder_head.logits(words)
         scaled = logits / self.temperature
         exp = np.exp(scaled - scaled.max())
         probs = exp / exp.sum()
@@ -162,6 +191,7 @@ def reader_from_document(document: dict[str, Any]) -> Reader:
         review_threshold=float(document["review_threshold"]),
         meta=document.get("meta", {}),
         languages=frozenset(document.get("languages", PRE_LANGUAGE_FIGURES)),
+        encoder_head=_encoder_head(document.get("encoder_head")),
         known_words=frozenset(
             term
             for block in document["blocks"]
@@ -169,6 +199,16 @@ def reader_from_document(document: dict[str, Any]) -> Reader:
             for term in block["terms"]
             if " " not in term and len(term) >= 4 and term.isalpha()
         ),
+    )
+
+
+def _encoder_head(head: dict[str, Any] | None) -> EncoderHead | None:
+    if head is None:
+        return None
+    return EncoderHead(
+        coef=np.asarray(head["coef"], dtype=np.float64),
+        intercept=np.asarray(head["intercept"], dtype=np.float64),
+        weight=float(head["weight"]),
     )
 
 

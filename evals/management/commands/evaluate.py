@@ -28,7 +28,14 @@ from evals.harness import (
 )
 from evals.languages import LANGUAGE_METRICS
 from evals.scratch_db import scratch_database
-from evals.suite import DATA_DIR, SuiteError, check_languages, check_metrics, read_targets
+from evals.suite import (
+    DATA_DIR,
+    SuiteError,
+    check_languages,
+    check_metrics,
+    read_reader_targets,
+    read_targets,
+)
 from outreach.replies.classify import escalation_threshold, review_threshold
 from outreach.replies.reader import default_reader
 
@@ -248,6 +255,21 @@ class Command(BaseCommand):
             self.stdout.write(f"  {'reader.held-out':<30}{metric:<28}{shown:>10}  {bound}{mark}")
             if not met:
                 failed.append(f"reader.held-out {metric}")
+        by_language = reply_model.score_by_language(examples, probs, policy)
+        for language, (floors, ceilings) in read_reader_targets().items():
+            figures = by_language.get(language, {})
+            names = {"escalations_missed": "escalations_acted_on_without_a_person"}
+            for metric, bound, sign in [(m, b, "≥") for m, b in floors.items()] + [
+                (m, b, "≤") for m, b in ceilings.items()
+            ]:
+                value = figures.get(names.get(metric, metric))
+                met = value is not None and (value >= bound if sign == "≥" else value <= bound)
+                shown = "-" if value is None else self.shown(metric, value)
+                mark = "" if met else "  BELOW"
+                name = f"reader.held-out[{language}]"
+                self.stdout.write(f"  {name:<30}{metric:<28}{shown:>10}  {sign} {bound}{mark}")
+                if not met:
+                    failed.append(f"{name} {metric}")
         return failed
 
     # --- compare -----------------------------------------------------------------------------

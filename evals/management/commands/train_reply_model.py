@@ -68,6 +68,20 @@ class Command(BaseCommand):
             f"{held['escalations_acted_on_without_a_person']}, "
             f"automation {held['automation']:.1%}"
         )
+        self.stdout.write(
+            "by language (bucket accuracy, escalation recall, acted on alone, ordinary replies "
+            f"to a person); read: {', '.join(document['languages'])}"
+        )
+        by_language = reply_model.score_by_language(
+            training.examples, training.held_out_probs, policy
+        )
+        for language, figures in by_language.items():
+            self.stdout.write(
+                f"  {language:<4} {figures['replies']:>5}  {figures['bucket_accuracy']:.1%}  "
+                f"{figures['escalation_recall']:.1%}  "
+                f"{figures['escalations_acted_on_without_a_person']}  "
+                f"{figures['ordinary_to_person_rate']:.1%}"
+            )
         self.stdout.write("threshold for a person → recall, acted on alone, automation, accuracy:")
         rows = reply_model.tradeoff(
             training.examples,
