@@ -243,7 +243,9 @@ def _acts_alone(result: ReplyClassification) -> bool:
     return not result.hitl and not result.failure and result.bucket != "escalation"
 
 
-def _check_update_while_cancelling(ctx: ReplyContext, result: ReplyClassification, *, why: str) -> str:
+def _check_update_while_cancelling(
+    ctx: ReplyContext, result: ReplyClassification, *, why: str
+) -> str:
     """An update while a cancellation waited: the records decide, then a person if need be.
 
     The cancellations are already withdrawn. If the re-audit of the failed

@@ -8,8 +8,6 @@ import pytest
 
 from agents.tracing import RunTrace
 from evals.harness import TARGETS, CaseResult, EvalFileError, Report, read_cases, run_cases
-from outreach.replies.reader import default_reader
-from outreach.replies.safety import read_languages
 from outreach.replies.classify import (
     BUCKETS,
     classify_reply,
@@ -19,6 +17,7 @@ from outreach.replies.classify import (
 )
 from outreach.replies.guardrails import check_untrusted
 from outreach.replies.reader import default_reader
+from outreach.replies.safety import read_languages
 from tests.llm_server import Scripted, api_error, completion, model_endpoint
 
 REPLIES = Path(__file__).resolve().parents[2] / "evals" / "data" / "replies" / "core.jsonl"

@@ -50,7 +50,8 @@ def test_the_detector_names_a_language_without_spaces_short_or_mixed(text, langu
 
 
 def test_latin_script_text_is_named_by_langid():
-    assert detect("I moved to Fremont in October and updated my address in Workday.").language == "en"
+    english = "I moved to Fremont in October and updated my address in Workday."
+    assert detect(english).language == "en"
     assert detect("Ya actualicé mi dirección en el portal de recursos humanos.").language == "es"
 
 
@@ -68,6 +69,9 @@ def test_each_line_of_a_mixed_reply_is_named_for_its_own_language():
 
 
 def test_a_reply_is_read_sentence_by_sentence_in_any_script():
-    text = "我上个月搬家了，住得离接送点很近。地址已经在系统里更新了。司机一直骚扰我，我不想再坐他的车。"
+    text = (
+        "我上个月搬家了，住得离接送点很近。地址已经在系统里更新了。"
+        "司机一直骚扰我，我不想再坐他的车。"
+    )
     assert len(sentences(text)) == 3
     assert sentences("Thanks, I updated it.") == []  # one sentence: the whole reply is read
