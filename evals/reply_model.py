@@ -29,14 +29,11 @@ from typing import Any
 
 import numpy as np
 from joblib import Parallel, delayed
-from scipy import sparse
 from scipy.optimize import minimize_scalar
-from sklearn.feature_extraction.text import TfidfVectorizer
-from sklearn.linear_model import LogisticRegression
 
+from evals.reply_fit import Fitted, fit_words, held_out_logits
 from outreach.replies.classify import BUCKETS, SAME_ACTION, rider_words
 from outreach.replies.guardrails import check_untrusted
-from outreach.replies.reader import block_settings
 from outreach.replies.rules import first_hit
 
 DATA = Path(__file__).resolve().parent / "data" / "replies"
@@ -56,7 +53,6 @@ HOLDOUT_FILE = "holdout"
 # Inverse regularisation strength; chosen by grouped cross-validation over
 # 1, 3, 10 and 30 (docs/evaluation.md has the figures).
 C = 3.0
-MAX_FEATURES = {"word": 12_000, "char": 30_000}
 # Escalation recall the threshold is set for, on held-out sources.
 TARGET_RECALL = 0.99
 # Decimal places kept in the artifact: enough that readings do not change.
@@ -104,33 +100,8 @@ def load_examples(names: Iterable[str], folder: Path = DATA) -> list[Example]:
     return examples
 
 
-@dataclass
-class Fitted:
-    vectorizers: list[tuple[str, TfidfVectorizer]]
-    model: LogisticRegression
-
-    def features(self, words: Sequence[str]) -> sparse.csr_matrix:
-        return sparse.hstack([v.transform(words) for _, v in self.vectorizers]).tocsr()
-
-    def logits(self, words: Sequence[str]) -> np.ndarray:
-        raw: np.ndarray = self.model.decision_function(self.features(words))
-        # decision_function's columns follow model.classes_; put them in BUCKETS order.
-        order = [list(self.model.classes_).index(b) for b in BUCKETS]
-        return raw[:, order]
-
-
 def fit(examples: Sequence[Example], c: float = C) -> Fitted:
-    words = [e.words for e in examples]
-    vectorizers = []
-    for kind in ("word", "char"):
-        vectorizer = TfidfVectorizer(
-            **block_settings(kind), sublinear_tf=True, min_df=2, max_features=MAX_FEATURES[kind]
-        )
-        vectorizer.fit(words)
-        vectorizers.append((kind, vectorizer))
-    fitted = Fitted(vectorizers, LogisticRegression(C=c, max_iter=5000, solver="lbfgs"))
-    fitted.model.fit(fitted.features(words), [e.bucket for e in examples])
-    return fitted
+    return fit_words([e.words for e in examples], [e.bucket for e in examples], c, BUCKETS)
 
 
 # Folds fitted at once: one a core on the 2-core machine (each fit is deterministic,
@@ -144,19 +115,18 @@ def grouped_logits(examples: Sequence[Example], c: float = C, jobs: int = JOBS) 
     logits = np.zeros((len(examples), len(BUCKETS)))
     held = [[i for i, e in enumerate(examples) if e.source == source] for source in sources]
     folds = Parallel(n_jobs=jobs)(
-        delayed(_held_out_logits)(examples, source, rows, c)
+        delayed(held_out_logits)(
+            [e.words for e in examples if e.source != source],
+            [e.bucket for e in examples if e.source != source],
+            [examples[i].words for i in rows],
+            c,
+            BUCKETS,
+        )
         for source, rows in zip(sources, held, strict=True)
     )
     for rows, fold in zip(held, folds, strict=True):
         logits[rows] = fold
     return logits
-
-
-def _held_out_logits(
-    examples: Sequence[Example], source: str, rows: list[int], c: float
-) -> np.ndarray:
-    fitted = fit([e for e in examples if e.source != source], c)
-    return fitted.logits([examples[i].words for i in rows])
 
 
 def softmax(logits: np.ndarray, temperature: float) -> np.ndarray:
