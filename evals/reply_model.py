@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 from joblib import Parallel, delayed
 from scipy.optimize import minimize_scalar
+from sklearn.linear_model import LogisticRegression
 
 from evals.reply_fit import Fitted, fit_words, held_out_logits
 from outreach.replies.classify import BUCKETS, SAME_ACTION, rider_words
@@ -109,12 +110,14 @@ def fit(examples: Sequence[Example], c: float = C) -> Fitted:
 JOBS = 2
 
 
-def grouped_logits(examples: Sequence[Example], c: float = C, jobs: int = JOBS) -> np.ndarray:
+def grouped_logits(
+    examples: Sequence[Example], c: float = C, jobs: int | None = None
+) -> np.ndarray:
     """Each example's logits from a reader trained without its source."""
     sources = sorted({e.source for e in examples})
     logits = np.zeros((len(examples), len(BUCKETS)))
     held = [[i for i, e in enumerate(examples) if e.source == source] for source in sources]
-    folds = Parallel(n_jobs=jobs)(
+    folds = Parallel(n_jobs=jobs or JOBS)(
         delayed(held_out_logits)(
             [e.words for e in examples if e.source != source],
             [e.bucket for e in examples if e.source != source],
@@ -368,10 +371,52 @@ class Training:
     examples_document: dict[str, Any]
 
 
-def train(confidence_threshold: float) -> Training:
-    """Fit on every training file; calibrate and set the threshold on grouped held-out."""
-    examples = load_examples(TRAINING_FILES)
+# The multilingual encoder head's logits are added to the n-grams' times this
+# (0: the n-grams alone); its inverse regularisation. Chosen on grouped held-out
+# readings by language (docs/evaluation.md, the readers compared).
+ENCODER_WEIGHT = 1.0
+ENCODER_C = 10.0
+
+
+def embeddings(examples: Sequence[Example]) -> np.ndarray:
+    from outreach.replies.encoder import embed_many  # the encoder loads only when training
+
+    return embed_many([e.words for e in examples])
+
+
+def fit_encoder_head(vectors: np.ndarray, labels: Sequence[str]) -> LogisticRegression:
+    return LogisticRegression(C=ENCODER_C, max_iter=5000, solver="lbfgs").fit(vectors, labels)
+
+
+def encoder_logits(head: LogisticRegression, vectors: np.ndarray) -> np.ndarray:
+    raw: np.ndarray = head.decision_function(vectors)
+    return raw[:, [list(head.classes_).index(b) for b in BUCKETS]]
+
+
+def held_out_readings(examples: Sequence[Example], vectors: np.ndarray | None = None) -> np.ndarray:
+    """Grouped held-out logits of the whole reader: n-grams, plus the encoder head."""
     logits = grouped_logits(examples)
+    if not ENCODER_WEIGHT:
+        return logits
+    vectors = embeddings(examples) if vectors is None else vectors
+    labels = [e.bucket for e in examples]
+    for source in sorted({e.source for e in examples}):
+        held = [i for i, e in enumerate(examples) if e.source == source]
+        rest = [i for i, e in enumerate(examples) if e.source != source]
+        head = fit_encoder_head(vectors[rest], [labels[i] for i in rest])
+        logits[held] += ENCODER_WEIGHT * encoder_logits(head, vectors[held])
+    return logits
+
+
+def train(confidence_threshold: float, vectors: np.ndarray | None = None) -> Training:
+    """Fit on every training file; calibrate and set the threshold on grouped held-out.
+
+    ``vectors``: the training replies' encoder embeddings, when already computed.
+    """
+    examples = load_examples(TRAINING_FILES)
+    if ENCODER_WEIGHT and vectors is None:
+        vectors = embeddings(examples)
+    logits = held_out_readings(examples, vectors)
     temperature = fit_temperature(logits, [e.bucket for e in examples])
     probs = softmax(logits, temperature)
     threshold = choose_threshold(examples, probs, confidence_threshold)
@@ -379,8 +424,17 @@ def train(confidence_threshold: float) -> Training:
     policy = Policy(threshold, confidence_threshold, review)
     languages = languages_read(score_by_language(examples, probs, policy))
     fitted = fit(examples)
+    built = document(fitted, temperature, threshold, review, examples, languages)
+    if ENCODER_WEIGHT and vectors is not None:
+        head = fit_encoder_head(vectors, [e.bucket for e in examples])
+        order = [list(head.classes_).index(b) for b in BUCKETS]
+        built["encoder_head"] = {
+            "coef": [_rounded(row) for row in head.coef_[order]],
+            "intercept": _rounded(head.intercept_[order]),
+            "weight": ENCODER_WEIGHT,
+        }
     return Training(
-        document(fitted, temperature, threshold, review, examples, languages),
+        built,
         examples,
         probs,
         examples_document(examples),

@@ -145,7 +145,8 @@ class Reader:
     languages: frozenset[str] = frozenset()
     encoder_head: EncoderHead | None = None
 
-    def read(self, words: str) -> Reading:
+    def read(self, words: str, *, encoder: bool = True) -> Reading:
+        """The calibrated reading; ``encoder=False`` reads with the n-grams alone (sentences)."""
         logits = self.intercept.copy()
         known = 0
         offset = 0
@@ -158,7 +159,7 @@ class Reader:
                 values = np.fromiter(features.values(), dtype=np.float64)
                 logits += self.coef[:, columns] @ values
             offset += len(block.columns)
-        if self.encoder_head is not None:
+        if encoder and self.encoder_head is not None:
             logits += self.encoder_head.logits(words)
         scaled = logits / self.temperature
         exp = np.exp(scaled - scaled.max())

@@ -134,7 +134,8 @@ def sentences(words: str) -> list[str]:
 def escalated_sentence(words: str, reader: Reader, threshold: float) -> tuple[str, float] | None:
     """The first sentence the reader reads, alone, as an escalation at the threshold."""
     for sentence in sentences(words):
-        probability = reader.probabilities(sentence)["escalation"]
+        # The n-grams alone: one encoder pass per reply keeps a reading within its budget.
+        probability = reader.read(sentence, encoder=False).probabilities["escalation"]
         if probability >= threshold:
             return sentence, probability
     return None

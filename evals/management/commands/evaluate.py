@@ -213,7 +213,7 @@ class Command(BaseCommand):
 
         reader = default_reader()
         examples = reply_model.load_examples(reply_model.TRAINING_FILES)
-        logits = reply_model.grouped_logits(examples)
+        logits = reply_model.held_out_readings(examples)
         probs = reply_model.softmax(
             logits, reply_model.fit_temperature(logits, [e.bucket for e in examples])
         )
