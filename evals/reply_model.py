@@ -375,7 +375,7 @@ class Training:
 # (0: the n-grams alone); its inverse regularisation. Chosen on grouped held-out
 # readings by language (docs/evaluation.md, the readers compared).
 ENCODER_WEIGHT = 1.0
-ENCODER_C = 10.0
+ENCODER_C = 100.0
 
 
 def embeddings(examples: Sequence[Example]) -> np.ndarray:

@@ -425,7 +425,7 @@ def with_safety_rules(
                     "also": result.bucket,
                     "safety_rules": (*result.safety_rules, ESCALATION_ANYWHERE.name),
                     "reasoning": f"{result.reasoning} One sentence reads as an escalation on "
-                    f"its own ({probability:.2f}, at or above {threshold:.2f}): {sentence!r}.",
+                    f"its own ({probability:.2f}): {sentence!r}.",
                 }
             )
     if found.unread:
