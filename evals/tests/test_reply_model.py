@@ -119,3 +119,29 @@ def test_the_review_threshold_is_the_highest_that_acts_on_no_escalation_alone():
 def test_the_committed_reader_carries_a_review_threshold_at_or_below_its_escalation_one():
     reader = default_reader()
     assert 0 < reader.review_threshold <= reader.escalation_threshold
+
+
+@pytest.mark.evaluation
+def test_a_language_is_read_only_where_its_held_out_figures_meet_the_floor():
+    from evals import reply_model
+
+    def figures(replies: int, accuracy: float, recall: float, alone: int) -> dict:
+        return {
+            "replies": replies,
+            "bucket_accuracy": accuracy,
+            "escalation_recall": recall,
+            "escalations_acted_on_without_a_person": alone,
+        }
+
+    by_language = {
+        "en": figures(1400, 0.92, 0.99, 0),
+        "ko": figures(40, 0.70, 1.0, 0),  # below the accuracy floor
+        "vi": figures(40, 0.95, 1.0, 1),  # one escalation acted on alone
+        "sw": figures(3, 1.0, 1.0, 0),  # too few replies to say
+        "und": figures(200, 1.0, 1.0, 0),  # not a language
+    }
+    assert reply_model.languages_read(by_language) == ["en"]
+
+
+def test_the_committed_reader_names_the_languages_it_reads():
+    assert "en" in default_reader().languages
