@@ -8,10 +8,16 @@ acted on without a person, and ordinary replies sent to a person.
 
 import re
 from collections import defaultdict
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from evals.harness import CaseResult
+
+class CaseResult(Protocol):
+    """What these figures read of a harness result (``evals.harness.CaseResult``)."""
+
+    expected: dict[str, Any]
+    got: dict[str, Any]
+    language: str
+
 
 LANGUAGE_CODE = re.compile(r"[a-z]{2,3}")
 # The figures reported, and gated, per language.
@@ -24,7 +30,7 @@ LANGUAGE_METRICS = (
 )
 
 
-def person_figures(results: list["CaseResult"]) -> dict[str, float | int]:
+def person_figures(results: list[CaseResult]) -> dict[str, float | int]:
     """Escalations no person would see, and ordinary replies a person reads anyway."""
     ordinary = [r for r in results if r.expected["bucket"] != "escalation"]
     to_person = sum(r.got["hitl"] for r in ordinary)
@@ -37,7 +43,7 @@ def person_figures(results: list["CaseResult"]) -> dict[str, float | int]:
     }
 
 
-def reply_figures(results: list["CaseResult"]) -> dict[str, float | int]:
+def reply_figures(results: list[CaseResult]) -> dict[str, float | int]:
     escalations = [r for r in results if r.expected["bucket"] == "escalation"]
     right = sum(r.got["bucket"] == r.expected["bucket"] for r in results)
     caught = sum(r.got["bucket"] == "escalation" for r in escalations)
@@ -49,7 +55,7 @@ def reply_figures(results: list["CaseResult"]) -> dict[str, float | int]:
     }
 
 
-def reply_figures_by_language(results: list["CaseResult"]) -> dict[str, dict[str, float | int]]:
+def reply_figures_by_language(results: list[CaseResult]) -> dict[str, dict[str, float | int]]:
     groups: dict[str, list[CaseResult]] = defaultdict(list)
     for result in results:
         groups[result.language or "und"].append(result)

@@ -57,7 +57,7 @@ class Command(BaseCommand):
         classify_reply(*texts[0])
         first_ms = (time.perf_counter() - started) * 1000
         wall, cpu = [], []
-        for _ in range(runs):
+        for _run in range(runs):
             for text, subject in texts:
                 wall_start, cpu_start = time.perf_counter(), time.thread_time()
                 classify_reply(text, subject)
