@@ -8,6 +8,7 @@ acted on without a person, and ordinary replies sent to a person.
 
 import re
 from collections import defaultdict
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 
@@ -30,7 +31,7 @@ LANGUAGE_METRICS = (
 )
 
 
-def person_figures(results: list[CaseResult]) -> dict[str, float | int]:
+def person_figures(results: Sequence[CaseResult]) -> dict[str, float | int]:
     """Escalations no person would see, and ordinary replies a person reads anyway."""
     ordinary = [r for r in results if r.expected["bucket"] != "escalation"]
     to_person = sum(r.got["hitl"] for r in ordinary)
@@ -43,7 +44,7 @@ def person_figures(results: list[CaseResult]) -> dict[str, float | int]:
     }
 
 
-def reply_figures(results: list[CaseResult]) -> dict[str, float | int]:
+def reply_figures(results: Sequence[CaseResult]) -> dict[str, float | int]:
     escalations = [r for r in results if r.expected["bucket"] == "escalation"]
     right = sum(r.got["bucket"] == r.expected["bucket"] for r in results)
     caught = sum(r.got["bucket"] == "escalation" for r in escalations)
@@ -55,7 +56,7 @@ def reply_figures(results: list[CaseResult]) -> dict[str, float | int]:
     }
 
 
-def reply_figures_by_language(results: list[CaseResult]) -> dict[str, dict[str, float | int]]:
+def reply_figures_by_language(results: Sequence[CaseResult]) -> dict[str, dict[str, float | int]]:
     groups: dict[str, list[CaseResult]] = defaultdict(list)
     for result in results:
         groups[result.language or "und"].append(result)
