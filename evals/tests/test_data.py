@@ -43,7 +43,8 @@ def test_every_item_has_one_id_scheme_and_its_provenance():
 
 def test_every_file_has_targets():
     targets = tomllib.loads((DATA / "targets.toml").read_text(encoding="utf-8"))
-    named = {t["file"] for kind in targets.values() for t in kind.values()}
+    # [reader.*] bounds the learned reader's grouped held-out figures, not a file.
+    named = {t["file"] for k, kind in targets.items() if k != "reader" for t in kind.values()}
     assert named == {str(p.relative_to(DATA)) for p in DATA.glob("*/*.jsonl")}
 
 
