@@ -17,6 +17,10 @@ PORT ?= 8000
 # pytest-xdist processes for the unit suite (one per core); the browser tests
 # drive one Chromium and run on their own afterwards.
 TEST_WORKERS ?= auto
+# The unit suite (make evaluate and make model-check run the rest). `make test` runs it
+# in two steps: the fast tests, then those that start real processes and servers
+# (marked slow_process: gunicorn, qcluster, nginx, redis, manage.py, live_server).
+UNIT := not evaluation and not model_server
 
 .PHONY: evaluate faults model model-stop model-check help setup setup-dev browser redis proxy demo run serve test lint format clean
 
@@ -96,7 +100,8 @@ test: setup-dev browser redis proxy
 	$(RUN) ruff format --check .
 	$(RUN) lint-imports
 	$(RUN) mypy
-	$(RUN) pytest -n $(TEST_WORKERS) --dist load -m "not evaluation and not model_server" --ignore=dashboard/tests/browser
+	$(RUN) pytest -n $(TEST_WORKERS) --dist load -m "$(UNIT) and not slow_process" --ignore=dashboard/tests/browser
+	$(RUN) pytest -n $(TEST_WORKERS) --dist load -m "$(UNIT) and slow_process" --ignore=dashboard/tests/browser
 	$(RUN) pytest dashboard/tests/browser
 
 # A local OpenAI-compatible model server (llama.cpp's llama-server and a packaged model,

@@ -1,12 +1,16 @@
 import fcntl
+import os
 import shutil
+import subprocess
 from pathlib import Path
+from unittest import mock
 
 import pytest
 import time_machine
 from django.core.cache import cache
 
 from tests.factories import UserFactory
+from tests.oidc_support import running_provider
 from tests.qcluster_support import manage, process_env
 
 
@@ -19,6 +23,39 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     under a running loop; only the browser package allows them.
     """
     items.sort(key=lambda item: "/tests/browser/" in item.nodeid)
+
+
+class StartsAProcess(RuntimeError):
+    """A fast test started a process or a live server; it belongs in the slow_process group."""
+
+
+@pytest.fixture(autouse=True)
+def _no_processes_in_the_fast_group(request: pytest.FixtureRequest):
+    """Only tests marked ``slow_process`` may start a process or a live server.
+
+    `make test` runs the fast tests first and the ``slow_process`` ones as their
+    own step (docs/performance.md, Test suite); a process started from an
+    unmarked test would hold up the fast group, so it fails here with the way out.
+    The browser tests and the ``evaluation`` and ``model_server`` tests are steps
+    and targets of their own, which start servers and processes by design.
+    """
+    node = request.node
+    if "/tests/browser/" in node.nodeid or any(
+        node.get_closest_marker(name) for name in ("slow_process", "evaluation", "model_server")
+    ):
+        yield
+        return
+    if "live_server" in request.fixturenames:
+        pytest.fail("this test uses live_server: mark it @pytest.mark.slow_process")
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise StartsAProcess("this test starts a process: mark it @pytest.mark.slow_process")
+
+    with (
+        mock.patch.object(subprocess.Popen, "_execute_child", refuse),
+        mock.patch.object(os, "fork", refuse),
+    ):
+        yield
 
 
 # Every test runs at one fixed moment unless it travels on purpose.
@@ -93,3 +130,10 @@ def migrated_var_dir(tmp_path: Path, _migrated_database_file: Path) -> Path:
     without replaying every migration (about 4 s) itself."""
     shutil.copy(_migrated_database_file, tmp_path / "db.sqlite3")
     return tmp_path
+
+
+@pytest.fixture(scope="session")
+def oidc_provider(tmp_path_factory: pytest.TempPathFactory):
+    """A real OpenID Connect provider on loopback (tests/oidc_provider), one per test process."""
+    with running_provider(tmp_path_factory.mktemp("oidc-provider")) as provider:
+        yield provider

@@ -7,8 +7,10 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, TypeVar
 
-from agents.llm import ModelCall, ModelError, OpenAIClient, Prompt
+from agents.llm import OpenAIClient
+from agents.model_errors import ModelCall, ModelError
 from agents.models import AgentRun
+from agents.prompting import Prompt
 from agents.telemetry import export_on_commit
 from cases.models import Case, Verification
 

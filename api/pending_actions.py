@@ -6,13 +6,19 @@ with a conditional update (409 when it was already decided, superseded or
 expired), and a decision that does not fit the action is a 400.
 """
 
-from typing import Any
+from typing import Any, cast
 
 from django.contrib.auth.models import User
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 from django_filters import rest_framework as filters
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    PolymorphicProxySerializer,
+    extend_schema,
+    extend_schema_field,
+    extend_schema_view,
+)
 from rest_framework import serializers, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
@@ -22,6 +28,7 @@ from api.base import PublicIdLookup, StrictFilterSet, text_filter
 from api.errors import Conflict
 from caseloop import decisions
 from caseloop.audits import AlreadyDecided
+from cases.kinds import PAYLOADS, kind_choices
 from cases.lifecycle import IllegalTransition
 from cases.models import Case, PendingAction
 from outreach.models import Message
@@ -30,7 +37,29 @@ from outreach.subjects import validate_subject
 BUCKETS = [b for b in Message.Bucket.values if b]
 
 
+# The payload's schema is the kinds' own classes (cases.kinds), one of them: each lists every
+# field it has and no other (api.schema.ReviewPayloadExtension), so a payload fits its own only.
+PAYLOAD_SCHEMA = PolymorphicProxySerializer(
+    component_name="ReviewPayload",
+    # drf-spectacular's pydantic extension reads each class's JSON schema.
+    serializers=cast(list[Any], list(PAYLOADS)),
+    resource_type_field_name=None,
+)
+
+
+@extend_schema_field(PAYLOAD_SCHEMA)
+class PayloadField(serializers.Field):
+    """What the person is asked, read by the action's kind: every field, defaults included."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(source="*", read_only=True, **kwargs)
+
+    def to_representation(self, value: PendingAction) -> dict[str, Any]:
+        return value.ask.shown()
+
+
 class PendingActionSerializer(serializers.ModelSerializer):
+    payload = PayloadField(help_text="The kind's payload (the schema of its kind's class).")
     case = serializers.SlugRelatedField[Case](slug_field="case_id", read_only=True, allow_null=True)
     vanpool = serializers.CharField(source="case.vanpool.vanpool_id", allow_null=True, default=None)
     rider = serializers.CharField(
@@ -68,15 +97,34 @@ class PendingActionSerializer(serializers.ModelSerializer):
 
 
 class EditsSerializer(serializers.Serializer):
-    """What a reviewer may change or supply, by kind of action."""
+    """What a reviewer may change or supply; each field names the kind that reads it."""
 
     subject = serializers.CharField(
-        required=False, max_length=200, validators=[validate_subject], help_text="review_email"
+        required=False,
+        max_length=200,
+        validators=[validate_subject],
+        help_text="A drafted reply (review_email): the subject to send instead of the draft's.",
     )
-    text = serializers.CharField(required=False, max_length=20000, help_text="review_email")
-    bucket = serializers.ChoiceField(choices=BUCKETS, required=False, help_text="label_reply")
-    thread = serializers.CharField(required=False, max_length=20, help_text="match_inbound")
-    employee_id = serializers.CharField(required=False, max_length=20, help_text="match_inbound")
+    text = serializers.CharField(
+        required=False,
+        max_length=20000,
+        help_text="A drafted reply (review_email): the body to send instead of the draft's.",
+    )
+    bucket = serializers.ChoiceField(
+        choices=BUCKETS,
+        required=False,
+        help_text="A reply to label (label_reply): the bucket it belongs in.",
+    )
+    thread = serializers.CharField(
+        required=False,
+        max_length=20,
+        help_text="An unmatched email (match_inbound): the thread it belongs to.",
+    )
+    employee_id = serializers.CharField(
+        required=False,
+        max_length=20,
+        help_text="An unmatched email (match_inbound): the rider who wrote it.",
+    )
     override = serializers.BooleanField(
         required=False, help_text="cancel_membership: approve over a failed supervisor review"
     )
@@ -101,7 +149,7 @@ class RejectSerializer(serializers.Serializer):
 
 class PendingActionFilter(StrictFilterSet):
     status = filters.ChoiceFilter(choices=PendingAction.Status.choices)
-    kind = filters.ChoiceFilter(choices=PendingAction.Kind.choices)
+    kind = filters.ChoiceFilter(choices=kind_choices())
     case = text_filter(field_name="case__case_id", help_text="case_id.")
 
     class Meta:

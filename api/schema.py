@@ -2,12 +2,17 @@
 
 drf-spectacular documents only the success response; clients (and schemathesis)
 must also find the 4xx answers the API really gives, so every operation lists
-them here with the ``Error`` body.
+them here with the ``Error`` body. A pending action's payload is described by
+its kind's own class (``cases.kinds``), written in OpenAPI 3.0's terms here.
 """
 
 from typing import Any
 
+from drf_spectacular.extensions import OpenApiSerializerExtension
 from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
+from drf_spectacular.plumbing import ResolvedComponent
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
+from pydantic_core import core_schema
 from rest_framework import serializers
 
 
@@ -52,3 +57,43 @@ class AutoSchema(SpectacularAutoSchema):
             getattr(self.view, "action", ""), []
         )
         return sorted(set(codes))
+
+
+class OpenApi30JsonSchema(GenerateJsonSchema):
+    """Pydantic's JSON Schema in OpenAPI 3.0's words: ``nullable`` for null, ``enum`` for const."""
+
+    def nullable_schema(self, schema: core_schema.NullableSchema) -> JsonSchemaValue:
+        inner = self.generate_inner(schema["schema"])
+        if "$ref" in inner:  # 3.0 ignores a $ref's siblings
+            return {"allOf": [inner], "nullable": True}
+        return {**inner, "nullable": True}
+
+    def literal_schema(self, schema: core_schema.LiteralSchema) -> JsonSchemaValue:
+        result = super().literal_schema(schema)
+        if "const" in result:
+            result["enum"] = [result.pop("const")]
+        return result
+
+
+class ReviewPayloadExtension(OpenApiSerializerExtension):
+    """A review kind's payload class (cases.kinds) as its own schema component."""
+
+    target_class = "cases.kinds.base.ReviewPayload"
+    match_subclasses = True
+    priority = 1  # before drf-spectacular's generic pydantic extension
+
+    def get_name(self, auto_schema: Any, direction: Any) -> str:
+        return str(self.target.__name__)
+
+    def map_serializer(self, auto_schema: Any, direction: Any) -> dict[str, Any]:
+        schema = self.target.model_json_schema(
+            ref_template="#/components/schemas/{model}",
+            mode="serialization",
+            schema_generator=OpenApi30JsonSchema,
+        )
+        for name, part in schema.pop("$defs", {}).items():
+            component = ResolvedComponent(
+                name=name, type=ResolvedComponent.SCHEMA, object=name, schema=part
+            )
+            auto_schema.registry.register_on_missing(component)
+        return dict(schema)

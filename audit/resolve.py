@@ -31,10 +31,12 @@ from agents.contracts import (
     SpecialistResult,
     combine_verdicts,
 )
+from agents.model_errors import ModelError
+from agents.prompting import data_block, load_prompt
 from agents.tracing import RunTrace, timed
 from audit.facts import VanpoolFacts
 from audit.location import check_location
-from audit.shift import check_shift
+from audit.shift.check import check_shift
 from poolpatrol.privacy import withhold_home_points
 
 # What each prompt version answers: shift.v2 also returns the week it read
@@ -118,8 +120,8 @@ def _ask_model(
     client: "llm.OpenAIClient",
     rules_trace: RunTrace,
 ) -> SpecialistResult:
-    prompt = llm.load_prompt(check, prompt_version(check))
-    user = llm.data_block("facts", facts) + "\n" + llm.data_block("rules_result", rules)
+    prompt = load_prompt(check, prompt_version(check))
+    user = data_block("facts", facts) + "\n" + data_block("rules_result", rules)
     trace = RunTrace(
         agent=check,
         backend="openai",
@@ -131,7 +133,7 @@ def _ask_model(
     try:
         schema = SCHEMAS[prompt.version]
         call = client.structured(check, prompt.version, prompt.text, user, schema)
-    except llm.ModelError as error:
+    except ModelError as error:
         _fill(trace, error.trace_fields())
         trace.output = {"fallback": "rules"}
         return rules

@@ -11,7 +11,7 @@ hash and changes nothing, because django-q2 may deliver the task twice.
 
 import datetime as dt
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -26,6 +26,7 @@ from agents.contracts import SpecialistResult
 from agents.tracing import RunTrace, save_trace_trees
 from audit.decide import ALL_CHECKS, Decision, decide, input_hashes, reason_for
 from audit.facts import VanpoolFacts, facts_json, preload_vanpools
+from cases.kinds import DecideVerification
 from cases.lifecycle import (
     Actor,
     IllegalTransition,
@@ -79,14 +80,17 @@ def with_standing_rulings(case: Case | None, decision: Decision) -> Decision:
         "unknown" in checks.values() for checks in decision.rider_flags.values()
     ):
         return decision
-    ruled = PendingAction.objects.filter(
-        case=case, kind=PendingAction.Kind.DECIDE_VERIFICATION, status=PendingAction.Status.APPROVED
-    ).order_by("-decided_at", "-id")
+    ruled = (
+        PendingAction.objects.of(DecideVerification)
+        .filter(case=case, status=PendingAction.Status.APPROVED)
+        .order_by("-decided_at", "-id")
+    )
     standing: dict[tuple[str, str], str] = {}
     for action in ruled:
         rulings = (action.result or {}).get("rulings", {})
-        asked_inputs = action.payload.get("inputs", {})
-        for employee_id, checks in action.payload.get("riders", {}).items():
+        asked = action.ask_as(DecideVerification)
+        asked_inputs = asked.inputs
+        for employee_id, checks in asked.riders.items():
             for check in checks:
                 same_fact = asked_inputs.get(employee_id, {}).get(check) == (
                     decision.unknown_inputs.get(employee_id, {}).get(check)
@@ -483,23 +487,23 @@ def _apply_decision(
 
 def _route_for_review(case: Case, decision: Decision, actor: Actor, audit_date: dt.date) -> Case:
     """Unknowns go to a human before any outreach; a settled case leaves review."""
-    pending = PendingAction.objects.filter(
-        case=case, kind=PendingAction.Kind.DECIDE_VERIFICATION, status=PendingAction.Status.PENDING
+    pending = PendingAction.objects.of(DecideVerification).filter(
+        case=case, status=PendingAction.Status.PENDING
     )
     if decision.unknown_checks:
-        riders = {
+        riders: dict[str, dict[str, Literal["unknown"]]] = {
             employee_id: {
-                check: verdict for check, verdict in checks.items() if verdict == "unknown"
+                check: "unknown" for check, verdict in checks.items() if verdict == "unknown"
             }
             for employee_id, checks in decision.rider_flags.items()
             if "unknown" in checks.values()
         }
-        payload = {
-            "checks": decision.unknown_checks,
-            "riders": riders,
-            "audit_date": audit_date.isoformat(),
-            "details": decision.details,
-            "inputs": {
+        ask = DecideVerification(
+            checks=decision.unknown_checks,
+            riders=riders,
+            audit_date=audit_date,
+            details=decision.details,
+            inputs={
                 employee_id: {
                     check: value
                     for check, value in decision.unknown_inputs.get(employee_id, {}).items()
@@ -507,8 +511,8 @@ def _route_for_review(case: Case, decision: Decision, actor: Actor, audit_date: 
                 }
                 for employee_id, checks in riders.items()
             },
-        }
-        if not pending.filter(payload=payload).exists():
+        )
+        if not pending.filter(payload=ask.stored()).exists():
             pending.update(
                 status=PendingAction.Status.SUPERSEDED,
                 decided_at=timezone.now(),
@@ -516,8 +520,7 @@ def _route_for_review(case: Case, decision: Decision, actor: Actor, audit_date: 
             )
             _, held = request_review(
                 case,
-                PendingAction.Kind.DECIDE_VERIFICATION,
-                payload=payload,
+                ask,
                 actor=actor,
                 note="the rules could not decide: " + ", ".join(decision.unknown_checks),
             )
@@ -559,7 +562,8 @@ def decide_verification(
     All pass (and nothing else failing) closes the case resolved; any fail
     leaves it open with the ruling in its findings, ready for outreach.
     """
-    expected = set(action.payload.get("riders", {}))
+    asked = action.ask_as(DecideVerification)
+    expected = set(asked.riders)
     bad = {emp: v for emp, v in rulings.items() if v not in ("pass", "fail")}
     if bad or set(rulings) != expected:
         raise ValueError(
@@ -579,7 +583,7 @@ def decide_verification(
         if action.case_id is None:  # as Case.objects.get(pk=None) would
             raise Case.DoesNotExist("Case matching query does not exist.")
         case = Case.objects.get(pk=action.case_id)
-        flags = _apply_rulings(case.meta.get("rider_flags", {}), action.payload["riders"], rulings)
+        flags = _apply_rulings(case.meta.get("rider_flags", {}), asked.riders, rulings)
         failed = sorted(
             {check for checks in flags.values() for check, v in checks.items() if v == "fail"}
         )
@@ -608,7 +612,7 @@ def decide_verification(
 
 
 def _apply_rulings(
-    flags: dict[str, dict[str, str]], asked: dict[str, dict[str, str]], rulings: dict[str, str]
+    flags: dict[str, dict[str, str]], asked: Mapping[str, Iterable[str]], rulings: dict[str, str]
 ) -> dict[str, dict[str, str]]:
     merged = {emp: dict(checks) for emp, checks in flags.items()}
     for employee_id, checks in asked.items():

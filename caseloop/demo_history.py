@@ -6,10 +6,10 @@ weekly trend mean something on a first run. fixtures/demo/history.json says
 who the quarter's riders are, what goes wrong for each, what they reply and
 when, and what the coordinator decides. This module plays it:
 
-- HR's roster files, through the importer (``vanpools.importer.import_data``);
+- HR's roster files, through the importer (``vanpools.importing.import_data``);
 - every Monday's audit of the quarter's vanpools (``caseloop.audits``), which
   writes to flagged riders as it always does;
-- a daily deadline sweep (``caseloop.loop.process_timeouts``): reminders,
+- a daily deadline sweep (``caseloop.loop.deadlines.process_timeouts``): reminders,
   re-audits at the deadline, pre-cancel and the supervisor's review;
 - each reply as a real email through the inbound path
   (``outreach.inbound.receive_raw``), read by the reply reader and acted on;
@@ -37,16 +37,17 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.db.models import Count, Q
 from django.utils import timezone
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from caseloop.audits import audit_vanpools
 from caseloop.decisions import approve, reject
-from caseloop.loop import process_timeouts
+from caseloop.loop.deadlines import process_timeouts
+from cases.kinds import LabelReply, UnknownKind, payload_class
 from cases.models import Case, PendingAction
 from outreach.inbound import receive_raw
 from outreach.models import Message
 from poolpatrol.queue import run_inline
-from vanpools.importer import import_data
+from vanpools.importing import import_data
 from vanpools.models import Employee
 
 DEMO_HISTORY = Path(settings.BASE_DIR) / "fixtures" / "demo" / "history.json"
@@ -75,7 +76,6 @@ SCRIPTED_FOR: dict[str, object] = {
 
 Day = Literal["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
 DAYS: tuple[Day, ...] = get_args(Day)
-ActionKind = Literal["cancel_membership", "review_email", "label_reply", "decide_verification"]
 
 
 class HistoryRefused(Exception):
@@ -113,13 +113,21 @@ class Reply(BaseModel):
 class Decision(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     employee_id: str
-    action: ActionKind
+    action: str  # a review kind (cases.kinds)
     decision: Literal["approve", "reject"]
     by: str = "coordinator"
     note: str = ""
     bucket: str = ""  # label_reply: what the person read the reply as
     rulings: dict[str, Literal["pass", "fail"]] = Field(default_factory=dict)
     text: str = ""  # review_email: the reviewer's own words instead of the draft
+
+    @field_validator("action")
+    @classmethod
+    def _a_review_kind(cls, action: str) -> str:
+        try:
+            return payload_class(action).kind
+        except UnknownKind as exc:
+            raise ValueError(str(exc)) from None
 
     def edits(self) -> dict[str, Any]:
         edits: dict[str, Any] = {}
@@ -429,7 +437,7 @@ def quoted(answered: Message) -> str:
 
 # Cards that wait only when the reader was unsure: a retrained reader may read the
 # scripted reply confidently, and then there is nothing for the person to decide.
-ONLY_IF_UNSURE = {PendingAction.Kind.LABEL_REPLY}
+ONLY_IF_UNSURE = {LabelReply.kind}
 
 
 def decide(decision: Decision) -> PendingAction | None:
@@ -450,8 +458,7 @@ def waiting_action(kind: str, employee_id: str) -> PendingAction | None:
     """The oldest card of ``kind`` on the queue about ``employee_id``."""
     waiting = PendingAction.objects.filter(kind=kind, status=PendingAction.Status.PENDING)
     for action in waiting.order_by("created_at", "pk"):
-        payload = action.payload
-        if employee_id == payload.get("employee_id") or employee_id in payload.get("riders", {}):
+        if employee_id in action.ask.employee_ids():
             return action
     return None
 

@@ -27,7 +27,9 @@ from django.db.models.functions import RowNumber
 from pydantic import BaseModel, ConfigDict
 
 from agents import llm
+from agents.prompting import data_block, load_prompt
 from agents.tracing import RunTrace, save_trace_tree, timed, traced_structured
+from cases.kinds import CancelMembership
 from cases.models import Case, CaseEvent, CaseLesson, CaseReview, PendingAction, Verification
 from outreach.models import Message
 
@@ -36,7 +38,6 @@ logger = logging.getLogger(__name__)
 AGENT = "knowledge"
 PROMPT_VERSION = "v1"
 Outcome = Case.Outcome
-Kind = PendingAction.Kind
 
 BEHAVIOUR_PHRASES = {
     "cleared_by_reviewer": "a reviewer ruled the flagged rider(s) fine",
@@ -96,7 +97,7 @@ def key_signals(record: CaseRecord) -> dict:
         for m in record.messages
         if m.direction == Message.Direction.INBOUND and m.kind == Message.Kind.REPLY
     ]
-    cancels = [a for a in record.actions if a.kind == Kind.CANCEL_MEMBERSHIP]
+    cancels = [a for a in record.actions if a.is_a(CancelMembership)]
     closing = next((e for e in reversed(record.events) if e.to_status == Case.Status.CLOSED), None)
     signals: dict = {
         "reason": case.reason,
@@ -224,8 +225,8 @@ def _model_sentence(
     client: "llm.OpenAIClient", signals: dict, draft: str, parent: RunTrace
 ) -> tuple[str, str] | None:
     """(sentence, model) from the model, or None when it fails (the trace keeps the error)."""
-    prompt = llm.load_prompt("lesson", PROMPT_VERSION)
-    user = llm.data_block("signals", signals) + "\n" + llm.data_block("draft", {"text": draft})
+    prompt = load_prompt("lesson", PROMPT_VERSION)
+    user = data_block("signals", signals) + "\n" + data_block("draft", {"text": draft})
     call = traced_structured(client, AGENT, prompt, user, LessonSentence, parent)
     if call is None:
         return None
@@ -367,7 +368,7 @@ def false_positive_counts_by_pattern(*, site: str | None = None) -> list[Pattern
     approved are listed with 0 so the rate has its denominator.
     """
     lessons = CaseLesson.objects.filter(
-        case__pending_actions__kind=Kind.CANCEL_MEMBERSHIP,
+        case__pending_actions__kind=CancelMembership.kind,
         case__pending_actions__status__in=[
             PendingAction.Status.APPROVED,
             PendingAction.Status.REJECTED,

@@ -12,8 +12,10 @@ from dataclasses import asdict
 from caseloop.audits import audit_vanpool
 from caseloop.fanout import run_audit_chunk, start_audit_run
 from caseloop.lessons import capture_lesson
-from caseloop.loop import process_inbound, process_timeouts, start_outreach
-from caseloop.supervisor import review_pre_cancel
+from caseloop.loop.deadlines import process_timeouts
+from caseloop.loop.inbound import process_inbound
+from caseloop.loop.writing import start_outreach
+from caseloop.supervisor.review import review_pre_cancel
 from outreach.sending import send_message
 from vanpools.models import Vanpool
 

@@ -440,7 +440,7 @@ class PendingActionAdmin(AuditAdmin):
 
     @admin.display(description="payload")
     def payload_table(self, action: PendingAction) -> SafeString | str:
-        return key_value_table(action.payload)
+        return key_value_table(action.ask.stored())
 
     @admin.display(description="result")
     def result_table(self, action: PendingAction) -> SafeString | str:

@@ -16,6 +16,7 @@ from django.db import IntegrityError, connection, models, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from cases.kinds import CancelMembership, ReviewPayload, kinds_decided_only_in, payload_class
 from cases.models import Case, CaseEvent, PendingAction
 from poolpatrol.queue import enqueue_lesson_capture
 from vanpools.models import Rider, Vanpool
@@ -147,13 +148,13 @@ def transition(
         )
         if to_status == Status.CLOSED:
             _supersede_pending_actions(locked, f"case closed {outcome}")
-        elif from_status == Status.PRE_CANCEL and to_status != Status.PRE_CANCEL:
-            # A cancellation is decided only in pre_cancel: one left pending
-            # after the case moved on could never be approved, only clutter the queue.
+        elif to_status != from_status and kinds_decided_only_in(from_status):
+            # A kind decided only in the status the case leaves (a cancellation in
+            # pre_cancel): one left pending could never be approved, only clutter the queue.
             _supersede_pending_actions(
                 locked,
                 f"the case moved on to {to_status}",
-                kind=PendingAction.Kind.CANCEL_MEMBERSHIP,
+                kinds=kinds_decided_only_in(from_status),
             )
         CaseEvent.objects.create(
             case=locked,
@@ -227,12 +228,12 @@ def open_case(
     return case, True
 
 
-def _supersede_pending_actions(case: Case, why: str, *, kind: str | None = None) -> int:
+def _supersede_pending_actions(case: Case, why: str, *, kinds: list[str] | None = None) -> int:
     # Nothing may be approved on a closed case: a late approval must find the
     # action already decided and change nothing.
     pending = PendingAction.objects.filter(case=case, status=PendingAction.Status.PENDING)
-    if kind is not None:
-        pending = pending.filter(kind=kind)
+    if kinds is not None:
+        pending = pending.filter(kind__in=kinds)
     return pending.update(
         status=PendingAction.Status.SUPERSEDED, decided_at=timezone.now(), note=why
     )
@@ -256,8 +257,7 @@ def expire_cancellation_proposals(now: dt.datetime, *, actor: Actor) -> list[Cas
     if not days:
         return []
     cutoff = now - dt.timedelta(days=days)
-    stale = PendingAction.objects.filter(
-        kind=PendingAction.Kind.CANCEL_MEMBERSHIP,
+    stale = PendingAction.objects.of(CancelMembership).filter(
         status=PendingAction.Status.PENDING,
         created_at__lte=cutoff,
         case__isnull=False,
@@ -275,10 +275,8 @@ def _expire_on_case(
 ) -> Case | None:
     with transaction.atomic():
         case = Case.objects.select_for_update().get(pk=case_pk)
-        pending = PendingAction.objects.filter(
-            case=case,
-            kind=PendingAction.Kind.CANCEL_MEMBERSHIP,
-            status=PendingAction.Status.PENDING,
+        pending = PendingAction.objects.of(CancelMembership).filter(
+            case=case, status=PendingAction.Status.PENDING
         )
         expired = pending.filter(created_at__lte=cutoff).update(
             status=PendingAction.Status.EXPIRED,
@@ -375,9 +373,8 @@ def flag_case(
 
 def request_review(
     case: Case | None,
-    kind: str,
+    payload: ReviewPayload,
     *,
-    payload: dict,
     actor: Actor,
     note: str,
     message: models.Model | None = None,
@@ -387,6 +384,11 @@ def request_review(
 ) -> tuple[PendingAction, Case | None]:
     """Ask a person: the one place a PendingAction is created.
 
+    The kind is the payload's class (``cases.kinds``); the payload is checked
+    as an ask of that kind first, and one that does not fit raises
+    InvalidPayload with nothing stored (a kind not in the registry,
+    UnknownKind).
+
     The action waits on the review queue, and the case waits in ``hold_in``
     (``hitl_review`` unless said otherwise), moving there with ``note`` as the
     trail entry's reason. ``hold_in=None`` leaves the case where it is: a card
@@ -395,22 +397,26 @@ def request_review(
 
     ``collapse_key`` names what makes two asks the same (one sender on one
     case): while a card with that key waits, a new ask is counted on it
-    (``payload["repeats"]``, its message listed in ``repeat_messages``) rather
+    (its ``repeats``, its message listed in ``repeat_messages``) rather
     than becoming another card. One sender sending 200 emails is one card.
     """
+    if not isinstance(payload, ReviewPayload):
+        raise TypeError(f"request_review takes a review kind's payload, not {type(payload)}")
+    kind = payload_class(payload.kind)
+    asked = kind.checked_for_asking(payload)
     if collapse_key:
-        waiting = _collapse_into(kind, collapse_key, message)
+        waiting = _collapse_into(asked.kind, collapse_key, message)
         if waiting is not None:
             return waiting, case
     with transaction.atomic():
         action = PendingAction.objects.create(
             collapse_key=collapse_key[:200],
-            kind=kind,
+            kind=asked.kind,
             case=case,
             # cases sits below outreach, so `message` is typed as any model; the FK checks it.
             message=message,  # type: ignore[misc]
             rider=rider,
-            payload=payload,
+            payload=asked.stored(),
             requested_by=_actor_label(actor),
         )
         if case is not None and hold_in is not None and case.status != hold_in:
@@ -433,16 +439,12 @@ def _collapse_into(kind: str, key: str, message: models.Model | None) -> Pending
         )
         if waiting is None:
             return None
-        listed = list(waiting.payload.get("repeat_messages", []))
-        message_id = getattr(message, "message_id", "")
-        if message_id and message_id not in listed and len(listed) < REPEATS_LISTED:
-            listed.append(message_id)
-        waiting.payload = {
-            **waiting.payload,
-            "repeats": int(waiting.payload.get("repeats", 0)) + 1,
-            "repeat_messages": listed,
-            "last_repeat_at": timezone.now().isoformat(),
-        }
+        counted = waiting.ask.counted_repeat(
+            str(getattr(message, "message_id", "") or ""),
+            at=timezone.now(),
+            listed_at_most=REPEATS_LISTED,
+        )
+        waiting.payload = counted.stored()
         waiting.save(update_fields=["payload"])
     logger.info("ask collapsed into action %s (%s): %s", waiting.pk, kind, key)
     return waiting

@@ -8,7 +8,7 @@ is the supervisor's check of a case before a cancellation; CaseLesson what a
 closed case taught.
 """
 
-from typing import Any
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -17,6 +17,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from cases.kinds import PAYLOADS, ReviewPayload, kind_choices, payload_class
 from poolpatrol.ids import PublicIdModel
 from vanpools.models import Rider, Vanpool
 
@@ -205,15 +206,37 @@ class CaseEvent(AppendOnlyModel):
         return f"agent:{self.actor_agent}"
 
 
-class PendingAction(models.Model):
-    """A step that waits for a staff member's decision (the review queue)."""
+_P = TypeVar("_P", bound=ReviewPayload)
 
-    class Kind(models.TextChoices):
-        CANCEL_MEMBERSHIP = "cancel_membership", "cancel membership"
-        REVIEW_EMAIL = "review_email", "review email"
-        LABEL_REPLY = "label_reply", "label reply"
-        MATCH_INBOUND = "match_inbound", "match inbound email"
-        DECIDE_VERIFICATION = "decide_verification", "decide verification"
+
+class WrongKind(TypeError):
+    """An action read as a kind it is not."""
+
+
+class PendingActionQuerySet(models.QuerySet["PendingAction"]):
+    def of(self, *kinds: type[ReviewPayload]) -> "PendingActionQuerySet":
+        """Actions of these kinds (their payload classes)."""
+        return self.filter(kind__in=[payload.kind for payload in kinds])
+
+    def not_of(self, *kinds: type[ReviewPayload]) -> "PendingActionQuerySet":
+        return self.exclude(kind__in=[payload.kind for payload in kinds])
+
+    def pending(self) -> "PendingActionQuerySet":
+        return self.filter(status=PendingAction.Status.PENDING)
+
+
+class PendingAction(models.Model):
+    """A step that waits for a staff member's decision (the review queue).
+
+    ``kind`` names one of the review kinds (``cases.kinds``); ``payload`` is
+    what the person is asked, stored as JSON and read back typed by that
+    kind's class (``ask``). An action is created by ``lifecycle.request_review``.
+    """
+
+    # The kinds, from the registry (cases.kinds.PAYLOADS): Kind.CANCEL_MEMBERSHIP…
+    Kind = models.TextChoices(  # type: ignore[call-overload]
+        "Kind", [(payload.kind.upper(), (payload.kind, payload.label)) for payload in PAYLOADS]
+    )
 
     class Status(models.TextChoices):
         PENDING = "pending"
@@ -222,7 +245,8 @@ class PendingAction(models.Model):
         EXPIRED = "expired"
         SUPERSEDED = "superseded"
 
-    kind = models.CharField(max_length=24, choices=Kind.choices)
+    # A callable: a new kind in the registry needs no migration.
+    kind = models.CharField(max_length=24, choices=kind_choices)
     case = models.ForeignKey(
         Case, null=True, blank=True, on_delete=models.PROTECT, related_name="pending_actions"
     )
@@ -258,6 +282,8 @@ class PendingAction(models.Model):
     result = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
+    objects = PendingActionQuerySet.as_manager()
+
     class Meta:
         ordering = ["created_at", "id"]
         indexes = [
@@ -275,6 +301,42 @@ class PendingAction(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_kind_display()} ({self.status})"
+
+    @property
+    def ask(self) -> ReviewPayload:
+        """The payload read by its kind's class; UnknownKind for a kind no class has.
+
+        Read once per payload: a template reads it many times, and a new
+        payload (saved, or reloaded by ``refresh_from_db``) is read again.
+        """
+        read = self.__dict__.get("_ask")
+        if read is None or read[0] is not self.payload or read[1] != self.kind:
+            read = (self.payload, self.kind, payload_class(self.kind).read(self.payload))
+            self.__dict__["_ask"] = read
+        ask: ReviewPayload = read[2]
+        return ask
+
+    def ask_as(self, kind: type[_P]) -> _P:
+        """The payload as ``kind``; WrongKind when the action is of another kind."""
+        ask = self.ask
+        if not isinstance(ask, kind):
+            raise WrongKind(f"action {self.pk} is a {self.kind}, not a {kind.kind}")
+        return ask
+
+    def is_a(self, *kinds: type[ReviewPayload]) -> bool:
+        return self.kind in {payload.kind for payload in kinds}
+
+    def clean(self) -> None:
+        """A payload added by hand (the admin) must fit its kind, as an ask would."""
+        super().clean()
+        if not self._state.adding or not self.kind:
+            return  # asked already; or the field's own check says the kind is missing
+        try:
+            kind = payload_class(self.kind)
+            kind.checked_for_asking(kind.read(self.payload))
+            kind.model_validate(self.payload or {})  # keys its kind does not know
+        except (LookupError, ValueError) as exc:
+            raise ValidationError({"payload": str(exc)}) from None
 
 
 class CaseReview(AppendOnlyModel):

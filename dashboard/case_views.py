@@ -21,6 +21,7 @@ from django.utils.timesince import timesince
 from django.utils.timezone import localtime
 from django.views.decorators.http import require_GET, require_POST
 
+from caseloop.case_qa.answer import answer_question
 from caseloop.decisions import (
     DECIDE_PERMISSION,
     AlreadyDecided,
@@ -29,19 +30,13 @@ from caseloop.decisions import (
     reject,
 )
 from caseloop.lessons import similar_past_cases
+from cases.kinds import kind_choices
 from cases.models import Case, PendingAction
 from dashboard import queries
 from dashboard.access import HtmxHttpRequest, dashboard_view, paginate
-from dashboard.case_forms import (
-    AskForm,
-    CardStepForm,
-    CaseFilterForm,
-    QueueFilterForm,
-    decision_form,
-)
-from dashboard.case_qa import answer_question
-
-Kind = PendingAction.Kind
+from dashboard.cards import build_cards, card_kind, decision_form
+from dashboard.case_forms import AskForm, CardStepForm, CaseFilterForm, QueueFilterForm
+from dashboard.case_qa import case_page_links
 
 
 def can_decide(user: Any) -> bool:
@@ -69,7 +64,7 @@ def review_queue(request: HtmxHttpRequest) -> HttpResponse:
     pending = queries.pending_actions()
     filtered = form.filter(pending)
     page = paginate(filtered, form.cleaned_data.get("page"), per_page=20)
-    cards = queries.build_cards(list(page.object_list))
+    cards = build_cards(list(page.object_list))
     allowed = can_decide(request.user)
     for card in cards:
         card.form = decision_form(card.action) if allowed else None
@@ -94,7 +89,7 @@ def _kind_counts(form: QueueFilterForm, pending: Any) -> list[dict[str, Any]]:
     scoped = pending.filter(case__vanpool__work_site=site) if site else pending
     counts = queries.pending_counts_by_kind(scoped)
     rows = []
-    for value, label in Kind.choices:
+    for value, label in kind_choices():
         query = urlencode({"kind": value, **({"site": site} if site else {})})
         rows.append(
             {
@@ -133,7 +128,7 @@ def _render_card(
     step: str = "",
     status: int = 200,
 ) -> HttpResponse:
-    card = queries.build_cards([action])[0]
+    card = build_cards([action])[0]
     allowed = can_decide(request.user)
     if allowed and action.status == PendingAction.Status.PENDING:
         card.form = form if form is not None else decision_form(action)
@@ -174,9 +169,8 @@ def decide(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     if action.status != PendingAction.Status.PENDING:
         return _outcome(request, action, "warning", _already_text(action))
     if not form.is_valid():
-        step = "confirm" if request.POST.get("decision") == "approve" else ""
-        if action.kind != Kind.CANCEL_MEMBERSHIP:
-            step = ""
+        confirming = request.POST.get("decision") == "approve" and card_kind(action).confirms
+        step = "confirm" if confirming else ""
         return _render_card(request, action, form=form, step=step, status=422)
     data = form.cleaned_data
     decider = cast(User, request.user)  # dashboard_view let only logged-in staff in
@@ -319,7 +313,7 @@ def _case_context(request: HttpRequest, records: queries.CaseRecords, **extra: A
         others = [item for item in items if item.item.get("employee_id") not in flagged]
         evidence.append({"verification": verification, "shown": shown, "others": others})
     older = [v for v in records.verifications if records.latest.get(v.check_type) != v]
-    emails = [{"message": m, "body": queries.message_text(m)} for m in records.messages]
+    emails = [{"message": m, "body": m.readable_text()} for m in records.messages]
     flags = [
         {
             "employee_id": emp,
@@ -381,7 +375,8 @@ def case_ask(request: HtmxHttpRequest, case_id: str) -> HttpResponse:
     answer = None
     status = 200
     if form.is_valid():
-        answer = answer_question(records, form.cleaned_data["question"])
+        question = form.cleaned_data["question"]
+        answer = answer_question(records, question, link=case_page_links(records.case.case_id))
     else:
         status = 422
     if request.htmx:

@@ -43,6 +43,7 @@ from django.utils import timezone
 
 from agents.models import AgentRun
 from caseloop.models import AuditRun, progress
+from cases.kinds import CancelMembership
 from cases.models import Case, CaseEvent, PendingAction
 from vanpools.models import Rider
 
@@ -245,11 +246,8 @@ def cancellations() -> Cancellations:
     ).exclude(pk=OuterRef("rider_id"))
     # Annotated first, then counted: an aggregate cannot see the decided_day alias.
     approved = (
-        PendingAction.objects.filter(
-            kind=PendingAction.Kind.CANCEL_MEMBERSHIP,
-            status=PendingAction.Status.APPROVED,
-            rider__isnull=False,
-        )
+        PendingAction.objects.of(CancelMembership)
+        .filter(status=PendingAction.Status.APPROVED, rider__isnull=False)
         .annotate(decided_day=TruncDate("decided_at"))
         .annotate(seat_again=Exists(seat_again))
     )

@@ -11,7 +11,8 @@ from caseloop.lessons import false_positive_counts_by_pattern
 from cases.models import Case
 from dashboard import program
 from dashboard.access import dashboard_view
-from dashboard.charts import TrendChart, TrendWeek, bar_chart, trend_chart
+from dashboard.charts.bars import bar_chart
+from dashboard.charts.trend import TrendChart, TrendWeek, trend_chart
 
 STATUS_TONES: dict[str, str] = {
     Case.Status.OPEN: "bar",

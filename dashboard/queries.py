@@ -3,28 +3,24 @@
 The queue and case list fetch one page of rows with their relations joined,
 then gather everything a page needs about those rows (verifications,
 messages, re-audits) in one query per kind of record, never one per row.
+What a queue card of one kind gathers is in its card module (``dashboard/cards/``).
 """
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Count, F, Min, OuterRef, Q, QuerySet, Subquery, Window
+from django.db.models import Count, F, Min, OuterRef, QuerySet, Subquery, Window
 from django.db.models.functions import Coalesce, RowNumber
 from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
 
 from agents.models import AgentRun
-from caseloop.lessons import SimilarCases, similar_past_cases_for
-from caseloop.supervisor import latest_reviews_for
-from cases.models import Case, CaseEvent, CaseReview, PendingAction, Verification
+from cases.models import Case, CaseEvent, PendingAction, Verification
 from outreach.models import EmailThread, Message
-from outreach.parsing import html_to_text
 from vanpools.models import Employee, Vanpool
-
-Kind = PendingAction.Kind
 
 
 def work_sites() -> list[str]:
@@ -171,99 +167,7 @@ def evidence_items(
     return items
 
 
-@dataclass
-class Card:
-    """Everything one queue card shows about its action."""
-
-    action: PendingAction
-    evidence: list[EvidenceItem] = field(default_factory=list)
-    form: Any = None
-    review: CaseReview | None = None
-    notice: dict[str, str] | None = None
-    checklist: list[CheckItem] = field(default_factory=list)
-    suggestions: list[dict[str, str]] = field(default_factory=list)
-    reasoning: dict[str, str] = field(default_factory=dict)
-    similar: SimilarCases | None = None
-
-    @property
-    def result_rows(self) -> list[tuple[str, str]]:
-        """What the decision did, as label/value lines a person reads."""
-        rows = []
-        for key, value in (self.action.result or {}).items():
-            if key == "review":
-                continue  # the review's pk; its score and outcome are shown
-            if isinstance(value, bool):
-                value = "yes" if value else "no"
-            elif value is None or value == "":
-                value = "—"
-            elif isinstance(value, dict):
-                value = ", ".join(f"{k}: {v}" for k, v in value.items())
-            rows.append((key.replace("_", " ").capitalize(), str(value)))
-        return rows
-
-    @property
-    def message_body(self) -> str:
-        return message_text(self.action.message) if self.action.message is not None else ""
-
-    @property
-    def employee_id(self) -> str:
-        action = self.action
-        if action.rider is not None:
-            return action.rider.employee.employee_id
-        return str(action.payload.get("employee_id", ""))
-
-
-def build_cards(actions: list[PendingAction]) -> list[Card]:
-    """Cards for a page of actions: a fixed number of queries, whatever the page holds."""
-    case_ids = {action.case_id for action in actions if action.case_id}
-    needs_evidence = {
-        a.case_id
-        for a in actions
-        if a.kind in (Kind.CANCEL_MEMBERSHIP, Kind.DECIDE_VERIFICATION) and a.case_id is not None
-    }
-    needs_history = {
-        a.case_id for a in actions if a.kind == Kind.CANCEL_MEMBERSHIP and a.case_id is not None
-    }
-    reviews = latest_reviews_for(needs_history) if needs_history else {}
-    verifications = newest_verifications(needs_evidence & case_ids) if needs_evidence else {}
-    messages = _messages_by_case(needs_history) if needs_history else {}
-    reaudits = _reaudits_by_case(needs_history) if needs_history else {}
-    cancelled_cases = {
-        a.case_id: a.case for a in actions if a.case_id in needs_history and a.case is not None
-    }
-    similar = similar_past_cases_for(cancelled_cases.values()) if cancelled_cases else {}
-    unmatched = [a for a in actions if a.kind == Kind.MATCH_INBOUND]
-    suggestions = _thread_suggestions(unmatched) if unmatched else {}
-    cards = []
-    for action in actions:
-        card = Card(action)
-        case_id = action.case_id or 0  # pks start at 1: a caseless action finds nothing
-        found = verifications.get(case_id, {})
-        if action.kind == Kind.CANCEL_MEMBERSHIP:
-            failed = set(action.payload.get("failed_checks") or found)
-            card.evidence = _rider_evidence(
-                {check: v for check, v in found.items() if check in failed}, [card.employee_id]
-            )
-            card.reasoning = {check: v.reasoning for check, v in found.items()}
-            card.review = reviews.get(case_id)
-            card.similar = similar.get(case_id)
-            card.checklist = cancellation_checklist(
-                action,
-                card.employee_id,
-                messages.get(case_id, []),
-                reaudits.get(case_id, []),
-            )
-        elif action.kind == Kind.DECIDE_VERIFICATION:
-            riders = sorted(action.payload.get("riders", {}))
-            card.evidence = _rider_evidence(found, riders, only_unknown=True)
-            card.reasoning = {check: v.reasoning for check, v in found.items()}
-        elif action.kind == Kind.MATCH_INBOUND:
-            card.suggestions = suggestions.get(action.pk, [])
-        cards.append(card)
-    return cards
-
-
-def _rider_evidence(
+def rider_evidence(
     found: dict[str, Verification], employee_ids: list[str], *, only_unknown: bool = False
 ) -> list[EvidenceItem]:
     wanted = set(employee_ids)
@@ -279,185 +183,6 @@ def _rider_evidence(
                 continue  # the matching days add nothing to a decision
             items.append(EvidenceItem(check, verification.verdict, item, verification.pk))
     return items
-
-
-def _messages_by_case(case_ids: set[int]) -> dict[int, list[Mapping[str, Any]]]:
-    rows = (
-        Message.objects.filter(thread__case_id__in=case_ids)
-        .order_by("created_at", "id")
-        .values(
-            "thread__case_id",
-            "message_id",
-            "direction",
-            "status",
-            "kind",
-            "bucket",
-            "bucket_confidence",
-            "flags",
-            "template",
-            "sent_at",
-            "received_at",
-            "created_at",
-            "employee__employee_id",
-        )
-    )
-    grouped: dict[int, list[Mapping[str, Any]]] = defaultdict(list)
-    for row in rows:
-        grouped[row["thread__case_id"]].append(row)
-    return grouped
-
-
-def _reaudits_by_case(case_ids: set[int]) -> dict[int, list[CaseEvent]]:
-    rows = CaseEvent.objects.filter(case_id__in=case_ids, note__startswith="re-audit ").order_by(
-        "created_at", "id"
-    )
-    grouped: dict[int, list[CaseEvent]] = defaultdict(list)
-    for row in rows:
-        grouped[row.case_id].append(row)
-    return grouped
-
-
-def cancellation_checklist(
-    action: PendingAction,
-    employee_id: str,
-    messages: list[Mapping[str, Any]],
-    reaudits: list[CaseEvent],
-) -> list[CheckItem]:
-    """What was tried before asking to cancel, from the case's own records."""
-    to_rider = [
-        m
-        for m in messages
-        if m["direction"] == "outbound" and m["employee__employee_id"] == employee_id
-    ]
-    sent = [m for m in to_rider if m["status"] == Message.Status.SENT]
-    bounced = [m for m in to_rider if "bounced" in (m["flags"] or [])]
-    delivered = [m for m in sent if "bounced" not in (m["flags"] or [])]
-    replies = [
-        m
-        for m in messages
-        if m["direction"] == "inbound"
-        and m["employee__employee_id"] == employee_id
-        and m["kind"] in ("", Message.Kind.REPLY)
-    ]
-    case = action.case
-    items = [
-        CheckItem(
-            "Emails sent",
-            f"{len(sent)} sent to {employee_id}"
-            + (
-                f" ({', '.join(sorted({m['template'] for m in sent if m['template']}))})"
-                if sent
-                else ""
-            ),
-            "done" if sent else "missing",
-        ),
-        CheckItem(
-            "Delivered",
-            f"{len(delivered)} delivered, {len(bounced)} bounced",
-            "done" if delivered else "missing",
-        ),
-    ]
-    if replies:
-        buckets = ", ".join(
-            f"{m['message_id']}: {m['bucket'] or 'not yet labelled'}" for m in replies
-        )
-        items.append(CheckItem("Replies", f"{len(replies)} — {buckets}", "info"))
-    else:
-        items.append(CheckItem("Replies", "no reply from the rider", "info"))
-    if reaudits:
-        items.append(
-            CheckItem(
-                "Re-audits",
-                "; ".join(event.note.removeprefix("re-audit ") for event in reaudits),
-                "done",
-            )
-        )
-    else:
-        items.append(CheckItem("Re-audits", "none recorded", "missing"))
-    if case is not None and case.reply_deadline:
-        passed = case.reply_deadline <= timezone.now()
-        items.append(
-            CheckItem(
-                "Reply deadline",
-                timezone.localtime(case.reply_deadline).strftime("%a %d %b %Y %H:%M")
-                + (" (passed)" if passed else " (not yet passed)"),
-                "done" if passed else "missing",
-            )
-        )
-    else:
-        why = action.payload.get("why", "")
-        items.append(CheckItem("Reply deadline", why or "no deadline on the case", "info"))
-    return items
-
-
-def _thread_suggestions(actions: list[PendingAction]) -> dict[int, list[dict[str, str]]]:
-    """Open case threads an unmatched message may belong to: its case, or its sender's van."""
-    senders = {
-        str(
-            a.payload.get("from") or (a.message.from_email if a.message is not None else "")
-        ).lower()
-        for a in actions
-    }
-    senders.discard("")
-    rows = (
-        EmailThread.objects.filter(
-            ~Q(case__status=Case.Status.CLOSED),
-            case__vanpool__riders__employee__email__in=senders,
-            case__vanpool__riders__status="active",
-        )
-        .values(
-            "thread_id",
-            "case__case_id",
-            "case__vanpool__vanpool_id",
-            "case__vanpool__riders__employee__employee_id",
-            "case__vanpool__riders__employee__email",
-        )
-        .order_by("thread_id")[:500]
-        if senders
-        else []
-    )
-    by_sender: dict[str, list[dict[str, str]]] = defaultdict(list)
-    for row in rows:
-        by_sender[row["case__vanpool__riders__employee__email"].lower()].append(
-            {
-                "thread": row["thread_id"],
-                "case": row["case__case_id"],
-                "vanpool": row["case__vanpool__vanpool_id"],
-                "employee_id": row["case__vanpool__riders__employee__employee_id"],
-                "why": "the sender rides this van",
-            }
-        )
-    result: dict[int, list[dict[str, str]]] = {}
-    for action in actions:
-        options: list[dict[str, str]] = []
-        case = action.case
-        thread = _thread_of(case) if case is not None else None
-        if case is not None and thread is not None and case.status != Case.Status.CLOSED:
-            options.append(
-                {
-                    "thread": thread.thread_id,
-                    "case": case.case_id,
-                    "vanpool": case.vanpool.vanpool_id,
-                    "employee_id": "",
-                    "why": "the message's own thread",
-                }
-            )
-        sender = str(
-            action.payload.get("from")
-            or (action.message.from_email if action.message is not None else "")
-        )
-        for option in by_sender.get(sender.lower(), []):
-            if option["thread"] not in {o["thread"] for o in options}:
-                options.append(option)
-        result[action.pk] = options
-    return result
-
-
-def _thread_of(case: Case) -> EmailThread | None:
-    try:
-        return case.thread
-    except EmailThread.DoesNotExist:
-        return None
 
 
 # --- Case list ----------------------------------------------------------------------------
@@ -558,15 +283,6 @@ def run_tree(runs: list[AgentRun]) -> list[tuple[AgentRun, int]]:
 
     walk(None, 0)
     return ordered
-
-
-def message_text(message: Message) -> str:
-    """What the page shows of an email: its text, else its HTML as text. Never markup."""
-    if message.text_body.strip():
-        return message.text_body
-    if message.html_body.strip():
-        return html_to_text(message.html_body)
-    return ""
 
 
 def when(value: datetime | None) -> str:

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from dashboard import case_views, program_views, site_views, vanpool_views
+from dashboard import case_views, employee_views, program_views, site_views, vanpool_views
 
 urlpatterns = [
     path("", case_views.review_queue, name="review-queue"),
@@ -15,5 +15,5 @@ urlpatterns = [
     path("program/", program_views.program_page, name="program"),
     path("vanpools/", vanpool_views.vanpool_list, name="vanpool-list"),
     path("vanpools/<str:vanpool_id>/", vanpool_views.vanpool_detail, name="vanpool-detail"),
-    path("employees/<str:employee_id>/", vanpool_views.employee_detail, name="employee-detail"),
+    path("employees/<str:employee_id>/", employee_views.employee_detail, name="employee-detail"),
 ]

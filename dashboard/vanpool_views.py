@@ -1,4 +1,4 @@
-"""Vanpool and employee pages: the list, a vanpool's map and week, an employee's record.
+"""Vanpool pages: the list, and a vanpool's map and week (an employee's page: employee_views).
 
 Distances here are the offline estimate (great-circle × circuity) from the
 records as they are now, measured the way the location check measures them
@@ -27,17 +27,12 @@ from django.views.decorators.http import require_GET
 
 from audit.facts import RiderFacts, VanpoolFacts, rider_facts
 from audit.location import Unplaceable, place_home, place_pickup
-from audit.shift import (
-    RiderShift,
-    Unreadable,
-    VanSchedule,
-    compare_day,
-    read_shift,
-    read_van_schedule,
-)
+from audit.shift.days import compare_day
+from audit.shift.readings import RiderShift, Unreadable, read_shift
+from audit.shift.van import VanSchedule, read_van_schedule
 from cases.models import Case
-from dashboard import charts
 from dashboard.access import HtmxHttpRequest, dashboard_view, paginate
+from dashboard.charts import vanpool_map, week
 from dashboard.vanpool_forms import CLEAR, FLAGGED, VanpoolFilterForm
 from poolpatrol.privacy import may_see_home
 from vanpools.geo import OfflineDistanceProvider, Point, zip_centroid
@@ -59,7 +54,6 @@ if TYPE_CHECKING:
 
 REASONS: dict[str, str] = dict(Case.Reason.choices)
 STATUSES: dict[str, str] = dict(Case.Status.choices)
-CASE_HISTORY_LIMIT = 50
 
 
 def can_see_home_address(request: HttpRequest) -> bool:
@@ -207,11 +201,11 @@ def measure_rider(
 
 @dataclass
 class WeekChart:
-    layout: charts.WeekLayout
+    layout: week.WeekLayout
     dates: list[dt.date]
-    van_bars: list[charts.Bar]
+    van_bars: list[week.Bar]
     van_label: str
-    rows: list[charts.WeekRow]
+    rows: list[week.WeekRow]
     problem: str = ""
     tolerance: int = 0
     height: int = 0
@@ -221,21 +215,21 @@ class WeekChart:
     rows_svg: str = ""
 
 
-def spans_in_week(schedule: object, dates: list[dt.date]) -> list[charts.DaySpanOn]:
+def spans_in_week(schedule: object, dates: list[dt.date]) -> list[week.DaySpanOn]:
     """Working spans that start on the chart's days, plus the Sunday before (its night runs on)."""
     spans = []
     for offset in range(-1, 7):
         span = schedule.span_on(dates[0] + dt.timedelta(days=offset))  # type: ignore[attr-defined]
         if span is not None:
-            spans.append(charts.DaySpanOn(offset, span.start, span.end))
+            spans.append(week.DaySpanOn(offset, span.start, span.end))
     return spans
 
 
 def day_states(
     facts: RiderFacts, shift: RiderShift, van: VanSchedule, dates: list[dt.date], tolerance: int
-) -> list[charts.DayState]:
+) -> list[week.DayState]:
     """Per day of the week: does the rider work, and does the van serve that shift?"""
-    states: list[charts.DayState] = []
+    states: list[week.DayState] = []
     for day in dates:
         span = shift.schedule.span_on(day)
         van_span = van.schedule.span_on(day)
@@ -254,8 +248,8 @@ def day_states(
 def week_chart(
     vanpool: Vanpool, rows: list[RiderRow], facts: list[RiderFacts], today: dt.date
 ) -> WeekChart:
-    layout = charts.WeekLayout()
-    dates = charts.week_dates(today)
+    layout = week.WeekLayout()
+    dates = week.week_dates(today)
     tolerance = settings.SHIFT_TOLERANCE_MINUTES
     shifts: dict[str, RiderShift] = {}
     problems: dict[str, str] = {}
@@ -275,7 +269,7 @@ def week_chart(
     chart = WeekChart(
         layout=layout,
         dates=dates,
-        van_bars=charts.bars_for(spans_in_week(van.schedule, dates), layout) if van else [],
+        van_bars=week.bars_for(spans_in_week(van.schedule, dates), layout) if van else [],
         van_label=van.sentence_hours if van else "",
         rows=[],
         problem="" if van else f"No van schedule to compare against: {van_problem}.",
@@ -283,7 +277,7 @@ def week_chart(
     )
     for row, rider in zip(rows, facts, strict=True):
         shift = shifts.get(rider.employee_id)
-        week_row = charts.WeekRow(
+        week_row = week.WeekRow(
             label=rider.employee_id,
             sublabel=row.employee.full_name,
             href=reverse("employee-detail", args=[rider.employee_id]),
@@ -292,11 +286,11 @@ def week_chart(
             note=problems.get(rider.employee_id, ""),
         )
         if shift is not None:
-            week_row.bars = charts.bars_for(spans_in_week(shift.schedule, dates), layout)
+            week_row.bars = week.bars_for(spans_in_week(shift.schedule, dates), layout)
             if van is not None:
                 week_row.states = day_states(rider, shift, van, dates, tolerance)
         chart.rows.append(week_row)
-    charts.place_rows(chart.rows, layout)
+    week.place_rows(chart.rows, layout)
     chart.height = layout.height(len(chart.rows) + 1)
     chart.hours = [
         {"x": layout.x(day, hour * 60), "label": f"{hour:02d}"}
@@ -308,7 +302,7 @@ def week_chart(
         for day, date in enumerate(dates)
     ]
     chart.mismatches = sum(row.mismatch_count for row in chart.rows)
-    chart.rows_svg = charts.week_rows_svg(chart.rows, chart.van_bars, layout)
+    chart.rows_svg = week.week_rows_svg(chart.rows, chart.van_bars, layout)
     return chart
 
 
@@ -340,10 +334,10 @@ def vanpool_detail(request: HttpRequest, vanpool_id: str) -> HttpResponse:
     provider = OfflineDistanceProvider()
     pickup_facts = VanpoolFacts(
         vanpool_id=vanpool.vanpool_id,
-        pickup=_point(vanpool.pickup_lat, vanpool.pickup_lng),
+        pickup=point_or_none(vanpool.pickup_lat, vanpool.pickup_lng),
         pickup_zip=vanpool.pickup_zip,
         work_site=vanpool.work_site,
-        work_site_point=_point(vanpool.work_site_lat, vanpool.work_site_lng),
+        work_site_point=point_or_none(vanpool.work_site_lat, vanpool.work_site_lng),
     )
     try:
         pickup = place_pickup(pickup_facts)
@@ -381,21 +375,21 @@ def vanpool_detail(request: HttpRequest, vanpool_id: str) -> HttpResponse:
     return render(request, "vanpools/detail.html", context)
 
 
-def _point(lat: float | None, lng: float | None) -> Point | None:
+def point_or_none(lat: float | None, lng: float | None) -> Point | None:
     return Point(lat, lng) if lat is not None and lng is not None else None
 
 
 def _map(
     vanpool: Vanpool, rows: list[RiderRow], pickup: Point | None, limit: float, circuity: float
-) -> charts.MapChart | None:
+) -> vanpool_map.MapChart | None:
     if pickup is None:
         return None
-    places = [charts.MapPlace("pickup", pickup, "Pickup")]
-    site = _point(vanpool.work_site_lat, vanpool.work_site_lng)
+    places = [vanpool_map.MapPlace("pickup", pickup, "Pickup")]
+    site = point_or_none(vanpool.work_site_lat, vanpool.work_site_lng)
     if site is not None:
-        places.append(charts.MapPlace("site", site, vanpool.work_site or "Work site"))
+        places.append(vanpool_map.MapPlace("site", site, vanpool.work_site or "Work site"))
     places += [
-        charts.MapPlace(
+        vanpool_map.MapPlace(
             "home",
             row.map_point,
             row.employee.employee_id,
@@ -406,99 +400,4 @@ def _map(
         for row in rows
         if row.map_point is not None
     ]
-    return charts.map_chart(pickup, places, limit_miles=limit, circuity=circuity)
-
-
-# --- One employee -------------------------------------------------------------------------------
-
-
-@dataclass
-class CaseRow:
-    case: Case
-    checks: dict[str, str]
-
-
-@require_GET
-@dashboard_view
-def employee_detail(request: HttpRequest, employee_id: str) -> HttpResponse:
-    employee = get_object_or_404(
-        Employee.objects.select_related("shift").prefetch_related(
-            Prefetch("leaves", queryset=Leave.objects.order_by("start_date"))
-        ),
-        employee_id=employee_id,
-    )
-    memberships = list(
-        employee.memberships.select_related("vanpool", "cancelled_by").order_by(
-            "status", "-joined", "-pk"
-        )
-    )
-    seat = next((m for m in memberships if m.status == Rider.Status.ACTIVE), None)
-    distance = _distance_to_seat(employee, seat)
-    # A case that names an employee is always about a vanpool they rode: the
-    # vanpool index narrows the JSON scan to a handful of rows.
-    cases = (
-        Case.objects.filter(vanpool__in={m.vanpool_id for m in memberships})
-        .filter(
-            Q(meta__rider_flags__has_key=employee.employee_id)
-            | Q(pending_actions__rider__employee=employee)
-        )
-        .distinct()
-        .select_related("vanpool")
-        .order_by("-created_at")[:CASE_HISTORY_LIMIT]
-    )
-    case_rows = []
-    for case in cases:
-        checks = (case.meta.get("rider_flags") or {}).get(employee.employee_id)
-        case_rows.append(CaseRow(case, checks if isinstance(checks, dict) else {}))
-    today = timezone.localdate()
-    context = {
-        "nav": "vanpools",
-        "employee": employee,
-        "memberships": memberships,
-        "seat": seat,
-        "distance": distance,
-        "case_rows": case_rows,
-        "case_limit": CASE_HISTORY_LIMIT,
-        "leaves": [leave for leave in employee.leaves.all() if leave.end_date >= today],
-        "show_address": can_see_home_address(request),
-    }
-    return render(request, "vanpools/employee.html", context)
-
-
-@dataclass(frozen=True)
-class SeatDistance:
-    miles: float | None
-    straight_miles: float | None
-    limit: float
-    home_source: str
-    problem: str
-
-    @property
-    def over_limit(self) -> bool:
-        return self.miles is not None and self.miles > self.limit
-
-
-def _distance_to_seat(employee: Employee, seat: Rider | None) -> SeatDistance | None:
-    if seat is None:
-        return None
-    vanpool = seat.vanpool
-    facts = VanpoolFacts(
-        vanpool_id=vanpool.vanpool_id,
-        pickup=_point(vanpool.pickup_lat, vanpool.pickup_lng),
-        pickup_zip=vanpool.pickup_zip,
-        work_site=vanpool.work_site,
-        work_site_point=_point(vanpool.work_site_lat, vanpool.work_site_lng),
-    )
-    rider = RiderFacts(
-        employee_id=employee.employee_id,
-        home_zip=employee.home_zip,
-        home=_point(employee.home_lat, employee.home_lng),
-    )
-    limit = float(vanpool.effective_max_miles)
-    try:
-        pickup = place_pickup(facts)
-        home = place_home(rider)
-    except Unplaceable as problem:
-        return SeatDistance(None, None, limit, "", problem.reason)
-    straight, commute = OfflineDistanceProvider().commute_miles(home.point, pickup.point)
-    return SeatDistance(commute, straight, limit, home.source, "")
+    return vanpool_map.map_chart(pickup, places, limit_miles=limit, circuity=circuity)

@@ -34,17 +34,15 @@ from django.urls import reverse
 from django.utils import timezone
 
 from caseloop.audits import audit_vanpool
-from caseloop.loop import enter_pre_cancel
-from caseloop.supervisor import review_for_decision
+from caseloop.loop.reaudit import enter_pre_cancel
+from caseloop.supervisor.review import review_for_decision
+from cases.kinds import CancelMembership
 from cases.models import Case, PendingAction
+from evals.bench_scene import FAR_ZIP, NEAR_ZIP, bench_employee, bench_vanpool, day_shift
 from outreach.models import Message
 from poolpatrol.queue import run_inline
-from vanpools.models import Employee, Rider, Shift, Vanpool
+from vanpools.models import Rider, Shift
 
-NEAR_ZIP, FAR_ZIP = "94587", "90026"  # Union City (the pickup), Los Angeles
-WEEKDAYS = [
-    {"day": day, "start": "08:00", "end": "17:00"} for day in ("Mon", "Tue", "Wed", "Thu", "Fri")
-]
 PERMISSIONS = ("cases.view_case", "cases.decide_pendingaction")
 POSTMARK_INBOUND = "/anymail/postmark/inbound/"
 
@@ -64,9 +62,7 @@ class Outcome:
 
 def build_scenes(count: int, run: str) -> list[Scene]:
     """``count`` cases in pre_cancel, each with one cancellation waiting and its review made."""
-    shift, _ = Shift.objects.get_or_create(
-        shift_id="RACE-DAY", defaults={"name": "Day", "schedule": WEEKDAYS}
-    )
+    shift = day_shift("RACE-DAY")
     scenes = []
     # Outreach is queued and sent in this process, to nobody: the server's
     # backend is not involved, and nothing leaves the machine.
@@ -77,29 +73,18 @@ def build_scenes(count: int, run: str) -> list[Scene]:
 
 
 def _scene(shift: Shift, run: str, n: int) -> Scene:
-    vanpool = Vanpool.objects.create(
-        vanpool_id=f"VP-R{run}{n:04d}"[:20],
-        name=f"Race van {n}",
-        work_site="Fremont Campus",
-        work_site_address="1 Campus Dr, Fremont, CA",
-        work_site_lat=37.5485,
-        work_site_lng=-121.9886,
-        pickup_address="Union City BART, Union City, CA",
-        pickup_lat=37.5906,
-        pickup_lng=-122.0172,
-        capacity=12,
-        schedule=WEEKDAYS,
-    )
+    vanpool = bench_vanpool(f"VP-R{run}{n:04d}"[:20], f"Race van {n}")
+    vanpool.save()
     for role, zip_code in (("n", NEAR_ZIP), ("f", FAR_ZIP)):
-        employee = Employee.objects.create(
-            employee_id=f"E-R{run}{n:04d}{role}"[:20],
+        employee = bench_employee(
+            f"E-R{run}{n:04d}{role}"[:20],
             first_name=f"Rider{n}{role}",
             last_name="Race",
             email=f"race-{run}-{n}-{role}@example.com",
-            work_site="Fremont Campus",
             home_zip=zip_code,
             shift=shift,
         )
+        employee.save()
         Rider.objects.create(vanpool=vanpool, employee=employee, joined=timezone.localdate())
     with run_inline():
         audit_vanpool(vanpool.vanpool_id)
@@ -107,7 +92,7 @@ def _scene(shift: Shift, run: str, n: int) -> Scene:
             Case.objects.exclude(status=Case.Status.CLOSED).get(vanpool=vanpool), why="race bench"
         )
         review_for_decision(case)
-    action = PendingAction.objects.get(case=case, kind=PendingAction.Kind.CANCEL_MEMBERSHIP)
+    action = PendingAction.objects.of(CancelMembership).get(case=case)
     outbound = Message.objects.filter(
         thread__case=case, direction=Message.Direction.OUTBOUND, employee__isnull=False
     ).first()

@@ -25,14 +25,15 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from joblib import Parallel, delayed
-from scipy.optimize import minimize_scalar
-from sklearn.linear_model import LogisticRegression
 
-from evals.reply_fit import Fitted, fit_words, held_out_logits
+if TYPE_CHECKING:
+    from sklearn.linear_model import LogisticRegression
+
+    from evals.reply_fit import Fitted
+
 from outreach.replies.classify import BUCKETS, SAME_ACTION, rider_words
 from outreach.replies.guardrails import check_untrusted
 from outreach.replies.rules import first_hit
@@ -103,7 +104,14 @@ def load_examples(names: Iterable[str], folder: Path = DATA) -> list[Example]:
     return examples
 
 
-def fit(examples: Sequence[Example], c: float = C) -> Fitted:
+# scipy and scikit-learn (about 3 s of imports) are imported where a reader is
+# trained (evals/reply_fit.py), so what only scores or chooses thresholds does not
+# pay for them.
+
+
+def fit(examples: Sequence[Example], c: float = C) -> "Fitted":
+    from evals.reply_fit import fit_words
+
     return fit_words([e.words for e in examples], [e.bucket for e in examples], c, BUCKETS)
 
 
@@ -119,6 +127,10 @@ def grouped_logits(
     sources = sorted({e.source for e in examples})
     logits = np.zeros((len(examples), len(BUCKETS)))
     held = [[i for i, e in enumerate(examples) if e.source == source] for source in sources]
+    from joblib import Parallel, delayed
+
+    from evals.reply_fit import held_out_logits
+
     folds = Parallel(n_jobs=jobs or JOBS)(
         delayed(held_out_logits)(
             [e.words for e in examples if e.source != source],
@@ -150,6 +162,8 @@ def fit_temperature(logits: np.ndarray, buckets: Sequence[str]) -> float:
     def loss(t: float) -> float:
         probs = softmax(logits, t)
         return float(-np.log(probs[np.arange(len(truth)), truth] + 1e-12).mean())
+
+    from scipy.optimize import minimize_scalar
 
     found = minimize_scalar(loss, bounds=(0.05, 20.0), method="bounded")
     return round(float(found.x), 4)
@@ -295,7 +309,7 @@ def tradeoff(
 
 
 def document(
-    fitted: Fitted,
+    fitted: "Fitted",
     temperature: float,
     threshold: float,
     review_threshold: float,
@@ -390,11 +404,13 @@ def embeddings(examples: Sequence[Example]) -> np.ndarray:
     return embed_many([e.words for e in examples])
 
 
-def fit_encoder_head(vectors: np.ndarray, labels: Sequence[str]) -> LogisticRegression:
+def fit_encoder_head(vectors: np.ndarray, labels: Sequence[str]) -> "LogisticRegression":
+    from sklearn.linear_model import LogisticRegression
+
     return LogisticRegression(C=ENCODER_C, max_iter=5000, solver="lbfgs").fit(vectors, labels)
 
 
-def encoder_logits(head: LogisticRegression, vectors: np.ndarray) -> np.ndarray:
+def encoder_logits(head: "LogisticRegression", vectors: np.ndarray) -> np.ndarray:
     raw: np.ndarray = head.decision_function(vectors)
     return raw[:, [list(head.classes_).index(b) for b in BUCKETS]]
 

@@ -21,6 +21,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from cases.lifecycle import flag_case, lock_case
+from outreach.matching import Match
 from outreach.models import EmailThread, Message
 from outreach.parsing import ParsedInbound
 from vanpools.models import Employee
@@ -112,3 +113,44 @@ def record_bounce(outbound: Message, recipient_email: str, reason: str) -> bool:
     else:
         logger.info("bounce for %s on %s (not the rider's address)", recipient, outbound.message_id)
     return changed
+
+
+NO_ADDRESS_WE_WROTE_TO = "bounce names no address this thread wrote to"
+
+
+def proven_bounces(parsed: ParsedInbound, match: Match) -> list[tuple[str, Message]]:
+    """(failed address, our email the report returns) for each address the report proves."""
+    assert match.thread is not None
+    recipients = list(parsed.bounced_recipients)
+    outbound = match.outbound
+    if (
+        not recipients
+        and outbound is not None
+        and len(outbound.to) == 1
+        and outbound.rfc_message_id in parsed.bounced_message_ids
+    ):
+        recipients = [outbound.to[0].strip().lower()]
+    proven = []
+    for recipient in recipients:
+        original = returned_original(match.thread, parsed.bounced_message_ids, recipient)
+        if original is not None:
+            proven.append((recipient, original))
+    return proven
+
+
+def unproven_why(parsed: ParsedInbound, match: Match) -> str:
+    """Why a delivery-status report proved nothing: no address of ours, or not our email."""
+    assert match.thread is not None
+    sent = match.thread.messages.filter(direction=Message.Direction.OUTBOUND)
+    written_to = {address for outbound in sent for address in _lower(outbound.to)}
+    named = [recipient for recipient in parsed.bounced_recipients if recipient in written_to]
+    if not named:
+        return NO_ADDRESS_WE_WROTE_TO
+    return (
+        f"the report names {', '.join(named)}, but the original it returns is not an email "
+        "this thread sent there: the address is not marked undeliverable"
+    )
+
+
+def _lower(addresses: list[str]) -> list[str]:
+    return [address.strip().lower() for address in addresses]

@@ -23,7 +23,7 @@ from django.utils.dateformat import format as format_date
 
 from audit.facts import shift_facts
 from audit.location import shown_miles
-from audit.shift import Unreadable, WeeklySchedule, read_shift
+from audit.shift.readings import Unreadable, WeeklySchedule, read_shift
 from cases.models import Case, Verification
 from vanpools.models import Employee, Shift, Vanpool
 from vanpools.schedules import ScheduleError, parse_weekly

@@ -15,7 +15,8 @@ aside → (the loop: quoted text stripped → guardrails → classified).
 3. store, match and act in one transaction — a concurrent duplicate loses on
    the unique constraints and gets the winner's row;
 4. match — forced thread, else the reply token in a recipient address, else
-   In-Reply-To / References / the bounced Message-ID against what we sent.
+   In-Reply-To / References / the bounced Message-ID against what we sent
+   (``outreach.matching``).
    Nothing else: an email is never guessed onto a case; a person matches it.
 
 Only a reply from a known rider of the case is queued for processing.
@@ -26,19 +27,26 @@ import email.message
 import hashlib
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from cases.kinds import LabelReply, MatchInbound
 from cases.lifecycle import lock_case, record_event, request_review
-from cases.models import Case, PendingAction
+from cases.models import Case
 from outreach.authentication import failed_checks
-from outreach.bounces import record_bounce, returned_original, unverified_bounce
-from outreach.models import EmailThread, Message, RiderReplyToken
+from outreach.bounces import (
+    NO_ADDRESS_WE_WROTE_TO,
+    proven_bounces,
+    record_bounce,
+    unproven_why,
+    unverified_bounce,
+)
+from outreach.matching import Match, match_thread, sender_of, token_owner
+from outreach.models import EmailThread, Message
 from outreach.parsing import (
-    MAX_REFERENCES,
     ParsedInbound,
     message_bytes,
     parse_message,
@@ -224,11 +232,10 @@ def _ask_a_person_to_read(message: Message, thread: EmailThread | None, reason: 
         )
     request_review(
         case,
-        PendingAction.Kind.MATCH_INBOUND,
+        MatchInbound(reason=why, quarantined=True, sender="", subject=""),
         message=message,
         actor=REQUESTER,
         note=why,
-        payload={"reason": why, "quarantined": True, "from": "", "subject": ""},
         hold_in=None,
         collapse_key=f"quarantine:{case.pk if case is not None else '-'}",
     )
@@ -367,115 +374,6 @@ def _unused_provider_id(provider_message_id: str) -> str:
     return provider_message_id
 
 
-# --- Matching ------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Match:
-    thread: EmailThread | None
-    how: str
-    # The message of ours it answers (or that bounced), when matched by Message-ID.
-    outbound: Message | None = None
-    why_not: str = ""
-    # The rider whose own reply address it came to (how == "rider_token").
-    rider: Employee | None = None
-
-
-def match_thread(parsed: ParsedInbound, force_thread: EmailThread | None = None) -> Match:
-    """The thread an inbound message belongs to, from evidence we put there ourselves.
-
-    A rider's own token names the thread and the rider; the thread's shared
-    token (mail sent before riders had their own) names only the thread.
-    """
-    if force_thread is not None:
-        return Match(force_thread, "forced")
-    token = reply_token_from(parsed.recipients)
-    thread, rider = token_owner(token) if token else (None, None)
-    if thread is not None:
-        how = "reply_token" if rider is None else "rider_token"
-        return Match(thread, how, _outbound_referenced(parsed, thread), rider=rider)
-    outbound = _outbound_referenced(parsed)
-    if outbound is not None:
-        return Match(outbound.thread, "message_id", outbound)
-    if token:
-        return Match(None, "", why_not="the reply token matches no thread")
-    return Match(None, "", why_not="no reply token and no reference to an email we sent")
-
-
-def token_owner(token: str) -> tuple[EmailThread | None, Employee | None]:
-    """The thread a reply token belongs to, and the rider when it is one rider's own."""
-    own = RiderReplyToken.objects.filter(token=token).select_related("thread", "employee").first()
-    if own is not None:
-        return own.thread, own.employee
-    return EmailThread.objects.filter(reply_token=token).first(), None
-
-
-def _referenced_ids(parsed: ParsedInbound) -> list[str]:
-    ids = [parsed.in_reply_to, *parsed.references[:MAX_REFERENCES], *parsed.bounced_message_ids]
-    return list(dict.fromkeys(ref for ref in ids if ref))
-
-
-def _outbound_referenced(
-    parsed: ParsedInbound, thread: EmailThread | None = None
-) -> Message | None:
-    """Our sent message the email names, nearest first (In-Reply-To before References)."""
-    ids = _referenced_ids(parsed)
-    if not ids:
-        return None
-    ours = Message.objects.filter(
-        direction=Message.Direction.OUTBOUND, rfc_message_id__in=ids, thread__isnull=False
-    ).select_related("thread__case", "employee")
-    if thread is not None:
-        ours = ours.filter(thread=thread)
-    by_id = {message.rfc_message_id: message for message in ours}
-    return next((by_id[ref] for ref in ids if ref in by_id), None)
-
-
-def rider_for(thread: EmailThread, sender: str) -> tuple[Employee | None, str]:
-    """The case's rider who sent this, and why not when there is none.
-
-    Any membership of the case's vanpool counts, cancelled ones included: a
-    rider whose seat was just cancelled may well write back. Two riders
-    sharing an address are told apart by whom this thread wrote to.
-    """
-    riders = list(
-        Employee.objects.filter(
-            memberships__vanpool_id=thread.case.vanpool_id, email__iexact=sender
-        ).distinct()
-    )
-    if len(riders) > 1:
-        written_to = set(
-            thread.messages.filter(
-                direction=Message.Direction.OUTBOUND, employee__in=riders
-            ).values_list("employee_id", flat=True)
-        )
-        riders = [rider for rider in riders if rider.pk in written_to]
-    if len(riders) == 1:
-        return riders[0], ""
-    if riders:
-        return None, "sender's address belongs to several riders of this case"
-    return None, "sender is not a rider of this case"
-
-
-def sender_of(match: Match, parsed: ParsedInbound) -> tuple[Employee | None, str]:
-    """The rider who sent this, and why not when no rider may be taken to have.
-
-    At a rider's own address only that rider speaks: a reply from any other
-    address (a co-rider, or whoever the email was forwarded to) is not acted
-    on as either of them. Elsewhere the sender is looked up among the case's
-    riders, as before riders had their own addresses.
-    """
-    assert match.thread is not None  # only a matched message has a sender on a case
-    if match.rider is None:
-        return rider_for(match.thread, parsed.from_email)
-    if parsed.from_email.strip().lower() == match.rider.email.strip().lower():
-        return match.rider, ""
-    return None, (
-        f"sent to {match.rider.employee_id}'s own reply address from {parsed.from_email}, "
-        f"which is not {match.rider.employee_id}'s address"
-    )
-
-
 # --- Acting on what arrived ----------------------------------------------------------
 
 
@@ -552,11 +450,10 @@ def _hold_flood(
     )
     request_review(
         case,
-        PendingAction.Kind.LABEL_REPLY,
+        LabelReply(why=why, flood=True, suggested_bucket="", reasoning=""),
         message=message,
         actor=REQUESTER,
         note=why,
-        payload={"why": why, "flood": True, "suggested_bucket": "", "reasoning": ""},
         hold_in=None,
         collapse_key=reply_collapse_key(case, employee),
     )
@@ -591,11 +488,10 @@ def _ask_a_person(
     # card per sender (and case): their later emails are counted on it.
     request_review(
         case,
-        PendingAction.Kind.MATCH_INBOUND,
+        MatchInbound(reason=reason, sender=parsed.from_email, subject=parsed.subject[:300]),
         message=message,
         actor=REQUESTER,
         note=reason,
-        payload={"reason": reason, "from": parsed.from_email, "subject": parsed.subject[:300]},
         hold_in=None,
         collapse_key=f"match:{case.pk if case else '-'}:{parsed.from_email.lower()}",
     )
@@ -614,11 +510,11 @@ def _bounce(message: Message, parsed: ParsedInbound, match: Match) -> None:
     attributed: list[Message] = []
     why_not = unverified_bounce(parsed)
     if not why_not:
-        for recipient, outbound in _proven(parsed, match):
+        for recipient, outbound in proven_bounces(parsed, match):
             record_bounce(outbound, recipient, parsed.kind_reason)
             attributed.append(outbound)
         if not attributed:
-            why_not = _unproven_why(parsed, match)
+            why_not = unproven_why(parsed, match)
     riders = [outbound.employee for outbound in attributed if outbound.employee_id]
     message.employee = riders[0] if riders else None
     if not attributed:
@@ -630,47 +526,6 @@ def _bounce(message: Message, parsed: ParsedInbound, match: Match) -> None:
     message.save(update_fields=["thread", "employee", "flags"])
     if not attributed:
         _ask_a_person(message, parsed, why_not, case=match.thread.case)
-
-
-NO_ADDRESS_WE_WROTE_TO = "bounce names no address this thread wrote to"
-
-
-def _proven(parsed: ParsedInbound, match: Match) -> list[tuple[str, Message]]:
-    """(failed address, our email the report returns) for each address the report proves."""
-    assert match.thread is not None
-    recipients = list(parsed.bounced_recipients)
-    outbound = match.outbound
-    if (
-        not recipients
-        and outbound is not None
-        and len(outbound.to) == 1
-        and outbound.rfc_message_id in parsed.bounced_message_ids
-    ):
-        recipients = [outbound.to[0].strip().lower()]
-    proven = []
-    for recipient in recipients:
-        original = returned_original(match.thread, parsed.bounced_message_ids, recipient)
-        if original is not None:
-            proven.append((recipient, original))
-    return proven
-
-
-def _unproven_why(parsed: ParsedInbound, match: Match) -> str:
-    """Why a delivery-status report proved nothing: no address of ours, or not our email."""
-    assert match.thread is not None
-    sent = match.thread.messages.filter(direction=Message.Direction.OUTBOUND)
-    written_to = {address for outbound in sent for address in _lower(outbound.to)}
-    named = [recipient for recipient in parsed.bounced_recipients if recipient in written_to]
-    if not named:
-        return NO_ADDRESS_WE_WROTE_TO
-    return (
-        f"the report names {', '.join(named)}, but the original it returns is not an email "
-        "this thread sent there: the address is not marked undeliverable"
-    )
-
-
-def _lower(addresses: list[str]) -> list[str]:
-    return [address.strip().lower() for address in addresses]
 
 
 def kept_text(raw: bytes) -> tuple[str, list[str]]:

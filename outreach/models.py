@@ -6,6 +6,7 @@ from django.db import models
 from django.db.models import Q
 
 from cases.models import Case
+from outreach.mail_bodies import html_to_text
 from poolpatrol.ids import PublicIdModel
 from vanpools.models import Employee
 
@@ -179,3 +180,11 @@ class Message(PublicIdModel):
 
     def __str__(self) -> str:
         return self.message_id or "new message"
+
+    def readable_text(self) -> str:
+        """What a person reads of this email: its text, else its HTML as text. Never markup."""
+        if self.text_body.strip():
+            return self.text_body
+        if self.html_body.strip():
+            return html_to_text(self.html_body)
+        return ""

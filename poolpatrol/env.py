@@ -6,8 +6,10 @@ the variable instead of silently falling back to a default.
 """
 
 import ipaddress
+import json
 import os
 import re
+from decimal import Decimal
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -94,3 +96,23 @@ def env_rate(name: str, default: str) -> str:
     if not RATE_RE.match(rate):
         raise ImproperlyConfigured(f"{name} must look like 100/minute or 1000/hour, not {rate!r}")
     return rate
+
+
+def env_prices(name: str) -> dict[str, dict[str, Decimal]]:
+    """Model prices as JSON, refused unless every price is a finite, non-negative number."""
+    raw = env_str(name)
+    try:
+        prices = {
+            model: {kind: Decimal(str(price[kind])) for kind in ("input", "output")}
+            for model, price in json.loads(raw or "{}").items()
+        }
+    except (ValueError, TypeError, KeyError, AttributeError, ArithmeticError):
+        prices = None
+    if prices is None or any(
+        not value.is_finite() or value < 0 for price in prices.values() for value in price.values()
+    ):
+        raise ImproperlyConfigured(
+            f"{name}={raw!r} must look like "
+            '{"model": {"input": 2.0, "output": 8.0}} (USD per 1M tokens, not negative)'
+        )
+    return prices

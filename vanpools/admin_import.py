@@ -30,7 +30,7 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils import timezone
 
-from vanpools.importer import KINDS, ImportFailed, ImportResult, RowError, import_file
+from vanpools.importing import KINDS, ImportFailed, ImportResult, RowError, import_file
 from vanpools.models import RosterUpload
 
 ROSTER_SUFFIXES = (".csv", ".json")

@@ -17,7 +17,7 @@ from django.contrib.auth.models import AbstractUser, Group
 from django.db import transaction
 from django.utils import timezone
 
-from vanpools.importer import ImportResult, import_data
+from vanpools.importing import ImportResult, import_data
 from vanpools.models import Vanpool
 
 DEMO_PROGRAM = Path(settings.BASE_DIR) / "fixtures" / "demo" / "program.json"

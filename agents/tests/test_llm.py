@@ -19,9 +19,8 @@ from pydantic import BaseModel, ConfigDict
 
 from agents import llm
 from agents.contracts import SpecialistResult
-from agents.llm import (
-    RETRY_AFTER_CAP_SECONDS,
-    CircuitBreaker,
+from agents.llm import OpenAIClient, get_backend
+from agents.model_errors import (
     ModelBadOutput,
     ModelError,
     ModelRateLimited,
@@ -29,12 +28,15 @@ from agents.llm import (
     ModelTimeout,
     ModelTruncated,
     ModelUnavailable,
-    OpenAIClient,
-    data_block,
-    get_backend,
-    load_prompt,
+)
+from agents.prompting import data_block, load_prompt
+from agents.resilience import (
+    RETRY_AFTER_CAP_SECONDS,
+    CircuitBreaker,
+    breaker_for,
     retry_after_seconds,
 )
+from agents.response_format import bounded_schema
 from audit.facts import Point, RiderFacts, VanpoolFacts
 from tests.llm_server import FakeLLMServer, Scripted, api_error, completion
 
@@ -533,7 +535,7 @@ def test_the_openai_backend_is_one_shared_client(configured):
     assert isinstance(backend, OpenAIClient)
     assert backend is get_backend()
     assert backend.endpoint == configured.OPENAI_BASE_URL
-    assert backend.breaker is llm.breaker_for(configured.OPENAI_BASE_URL)
+    assert backend.breaker is breaker_for(configured.OPENAI_BASE_URL)
 
 
 def test_the_openai_backend_refuses_to_run_without_a_key(settings):
@@ -783,7 +785,7 @@ def test_bounds_cap_free_text_and_lists_but_leave_shaped_strings_alone():
         "$defs": {"Flag": {"type": "object", "properties": {"why": {"type": "string"}}}},
     }
 
-    bounded = llm.bounded_schema(schema, max_chars=240, max_items=16)
+    bounded = bounded_schema(schema, max_chars=240, max_items=16)
 
     props = bounded["properties"]
     assert props["reason"]["maxLength"] == 240

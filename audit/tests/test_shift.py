@@ -13,7 +13,9 @@ from agents.contracts import (
     UnknownEvidence,
 )
 from audit.facts import LeaveSpan, RiderFacts, ShiftFacts, VanpoolFacts
-from audit.shift import check_shift, clock_gap, shift_case_facts
+from audit.shift.check import check_shift
+from audit.shift.days import clock_gap
+from audit.shift.eval_cases import shift_case_facts
 from vanpools.schedules import parse_compact_weekly
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -26,7 +26,7 @@ from tests.factories import (
     UserFactory,
     VanpoolFactory,
 )
-from vanpools.importer import import_data
+from vanpools.importing import import_data
 from vanpools.models import Vanpool
 
 pytestmark = pytest.mark.django_db

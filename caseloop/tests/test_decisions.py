@@ -8,8 +8,9 @@ from django.core import mail
 from caseloop import decisions
 from caseloop.audits import audit_vanpool
 from caseloop.decisions import AlreadyDecided, InvalidDecision
-from caseloop.loop import enter_pre_cancel, process_timeouts
-from caseloop.supervisor import latest_pre_cancel_event
+from caseloop.loop.deadlines import process_timeouts
+from caseloop.loop.reaudit import enter_pre_cancel
+from caseloop.supervisor.review import latest_pre_cancel_event
 from caseloop.tests.test_loop import FAR_ZIP, NEAR_ZIP, pre_cancelled
 from cases.models import Case, CaseEvent, CaseReview, PendingAction
 from tests.factories import EmployeeFactory, RiderFactory, VanpoolFactory

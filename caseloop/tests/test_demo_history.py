@@ -32,7 +32,7 @@ from cases.models import Case, CaseEvent, PendingAction
 from outreach.models import Message
 from tests.factories import UserFactory
 from vanpools.demo import DEMO_PROGRAM
-from vanpools.importer import import_data
+from vanpools.importing import import_data
 from vanpools.models import Employee, Rider
 
 PROGRAM: dict[str, Any] = json.loads(DEMO_PROGRAM.read_text(encoding="utf-8"))

@@ -23,6 +23,9 @@ from poolpatrol.qcluster import current_database_url, running_qcluster
 from tests.factories import EmployeeFactory, RiderFactory, ShiftFactory, VanpoolFactory
 from tests.qcluster_support import process_env
 
+# Starts two real qcluster workers: `make test` runs it in its slow_process step.
+pytestmark = pytest.mark.slow_process
+
 WEEKDAYS = [
     {"day": d, "start": "07:00", "end": "16:00"} for d in ("Mon", "Tue", "Wed", "Thu", "Fri")
 ]

@@ -18,7 +18,7 @@ from caseloop.lessons import (
     similar_past_cases,
     similar_past_cases_for,
 )
-from caseloop.loop import process_timeouts
+from caseloop.loop.deadlines import process_timeouts
 from caseloop.tests.test_loop import FAR_ZIP, NEAR_ZIP, deliver, far_rider, pre_cancelled, reply
 from cases.lifecycle import transition
 from cases.models import Case, CaseLesson, PendingAction

@@ -15,7 +15,9 @@ from rest_framework.test import APIClient
 from caseloop import decisions
 from caseloop.audits import audit_vanpool
 from caseloop.decisions import AlreadyDecided, InvalidDecision
-from caseloop.loop import process_inbound, process_timeouts, start_outreach
+from caseloop.loop.deadlines import process_timeouts
+from caseloop.loop.inbound import process_inbound
+from caseloop.loop.writing import start_outreach
 from cases.models import Case, CaseEvent, PendingAction
 from outreach.inbound import receive_raw
 from outreach.models import EmailThread, Message

@@ -13,9 +13,9 @@ from django.utils import timezone
 from agents import llm
 from agents.models import AgentRun
 from caseloop.audits import audit_vanpool
-from caseloop.loop import enter_pre_cancel
-from caseloop.supervisor import (
-    Issue,
+from caseloop.loop.reaudit import enter_pre_cancel
+from caseloop.supervisor.package import Issue
+from caseloop.supervisor.review import (
     latest_pre_cancel_event,
     latest_review,
     latest_reviews_for,

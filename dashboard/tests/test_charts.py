@@ -5,14 +5,14 @@ import math
 
 import pytest
 
-from dashboard import charts
+from dashboard.charts import bars, vanpool_map, week
 from vanpools.geo import Point, haversine_miles
 
 PICKUP = Point(37.59, -122.02)
 
 
 def test_it_projects_miles_true_to_scale_in_both_directions():
-    projection = charts.Projection(PICKUP, px_per_mile=2.0, origin_x=100, origin_y=100)
+    projection = vanpool_map.Projection(PICKUP, px_per_mile=2.0, origin_x=100, origin_y=100)
     east = Point(PICKUP.lat, PICKUP.lng + 0.5)
     north = Point(PICKUP.lat + 0.5, PICKUP.lng)
 
@@ -26,26 +26,26 @@ def test_it_projects_miles_true_to_scale_in_both_directions():
 
 
 def test_the_circle_is_the_straight_line_radius_of_the_commute_limit():
-    chart = charts.map_chart(PICKUP, [], limit_miles=60, circuity=1.2)
+    chart = vanpool_map.map_chart(PICKUP, [], limit_miles=60, circuity=1.2)
 
-    assert charts.straight_line_radius(60, 1.2) == pytest.approx(50)
+    assert vanpool_map.straight_line_radius(60, 1.2) == pytest.approx(50)
     assert chart.circle_r / (chart.height / 2 - 34) == pytest.approx(50 / (50 * 1.2))
     assert "60 commute mi ≈ 50.0 mi straight line" in chart.circle_label
 
 
 def test_a_circuity_below_one_is_refused():
     with pytest.raises(ValueError):
-        charts.straight_line_radius(50, 0.9)
+        vanpool_map.straight_line_radius(50, 0.9)
 
 
 def test_nearby_homes_are_drawn_where_they_are_and_far_ones_are_clipped_with_their_miles():
     near = Point(PICKUP.lat + 0.1, PICKUP.lng)
     far = Point(34.05, -118.24)  # Los Angeles: ~330 miles away
-    chart = charts.map_chart(
+    chart = vanpool_map.map_chart(
         PICKUP,
         [
-            charts.MapPlace("home", near, "EMP-1"),
-            charts.MapPlace("home", far, "EMP-2", flagged=True, miles=170.0),
+            vanpool_map.MapPlace("home", near, "EMP-1"),
+            vanpool_map.MapPlace("home", far, "EMP-2", flagged=True, miles=170.0),
         ],
         limit_miles=50,
         circuity=1.2,
@@ -62,8 +62,8 @@ def test_nearby_homes_are_drawn_where_they_are_and_far_ones_are_clipped_with_the
 
 def test_a_home_just_outside_the_circle_widens_the_frame_instead_of_being_clipped():
     outside = Point(PICKUP.lat + 0.9, PICKUP.lng)  # ~62 miles north, circle ~42
-    chart = charts.map_chart(
-        PICKUP, [charts.MapPlace("home", outside, "EMP-1")], limit_miles=50, circuity=1.2
+    chart = vanpool_map.map_chart(
+        PICKUP, [vanpool_map.MapPlace("home", outside, "EMP-1")], limit_miles=50, circuity=1.2
     )
 
     marker = chart.markers[0]
@@ -81,73 +81,67 @@ def test_a_home_just_outside_the_circle_widens_the_frame_instead_of_being_clippe
     ],
 )
 def test_clipping_pulls_a_point_back_onto_the_frame_along_its_bearing(dx, dy, expected):
-    assert charts.clip_to_frame(dx, dy, 100, 50) == pytest.approx(expected)
+    assert vanpool_map.clip_to_frame(dx, dy, 100, 50) == pytest.approx(expected)
 
 
 @pytest.mark.parametrize(
     ("miles", "nice"), [(0.7, 0.5), (1, 1), (3.9, 2), (7, 5), (19, 10), (230, 200)]
 )
 def test_scale_bars_use_round_distances(miles, nice):
-    assert charts.nice_distance(miles) == pytest.approx(nice)
+    assert vanpool_map.nice_distance(miles) == pytest.approx(nice)
 
 
 def test_the_scale_bar_length_matches_its_label():
-    chart = charts.map_chart(PICKUP, [], limit_miles=50, circuity=1.2)
+    chart = vanpool_map.map_chart(PICKUP, [], limit_miles=50, circuity=1.2)
     px_per_mile = chart.circle_r / (50 / 1.2)
 
     assert chart.scale.length == pytest.approx(float(chart.scale.label.split()[0]) * px_per_mile)
 
 
 def test_a_day_shift_is_one_segment_on_its_day():
-    segments = charts.day_segments(charts.DaySpanOn(0, "07:00", "15:30"))
-    assert segments == [charts.Segment(0, 420, 930)]
+    segments = week.day_segments(week.DaySpanOn(0, "07:00", "15:30"))
+    assert segments == [week.Segment(0, 420, 930)]
 
 
 def test_an_overnight_shift_is_split_at_midnight_into_the_next_day():
-    segments = charts.day_segments(charts.DaySpanOn(3, "22:00", "06:30"))
-    assert segments == [charts.Segment(3, 1320, 1440), charts.Segment(4, 0, 390)]
+    segments = week.day_segments(week.DaySpanOn(3, "22:00", "06:30"))
+    assert segments == [week.Segment(3, 1320, 1440), week.Segment(4, 0, 390)]
 
 
 def test_the_sunday_before_contributes_only_its_monday_morning_and_sunday_night_only_its_evening():
-    assert charts.day_segments(charts.DaySpanOn(-1, "22:00", "06:30")) == [
-        charts.Segment(0, 0, 390)
-    ]
-    assert charts.day_segments(charts.DaySpanOn(6, "22:00", "06:30")) == [
-        charts.Segment(6, 1320, 1440)
-    ]
+    assert week.day_segments(week.DaySpanOn(-1, "22:00", "06:30")) == [week.Segment(0, 0, 390)]
+    assert week.day_segments(week.DaySpanOn(6, "22:00", "06:30")) == [week.Segment(6, 1320, 1440)]
 
 
 def test_a_shift_ending_at_midnight_leaves_no_empty_sliver():
-    assert charts.day_segments(charts.DaySpanOn(2, "16:00", "00:00")) == [
-        charts.Segment(2, 960, 1440)
-    ]
+    assert week.day_segments(week.DaySpanOn(2, "16:00", "00:00")) == [week.Segment(2, 960, 1440)]
 
 
 def test_bars_sit_inside_their_day_column():
-    layout = charts.WeekLayout()
-    (bar,) = charts.bars_for([charts.DaySpanOn(1, "12:00", "18:00")], layout)
+    layout = week.WeekLayout()
+    (bar,) = week.bars_for([week.DaySpanOn(1, "12:00", "18:00")], layout)
 
     assert bar.x == pytest.approx(layout.label_width + 1.5 * layout.day_width, abs=0.1)
     assert bar.width == pytest.approx(layout.day_width / 4, abs=0.2)
 
 
 def test_mismatched_days_get_a_marker_as_well_as_a_colour():
-    row = charts.WeekRow(
+    row = week.WeekRow(
         "EMP-1", "Pat", "/", True, ["match", "mismatch", "no_van", "leave"] + ["off"] * 3
     )
-    charts.place_rows([row], charts.WeekLayout())
+    week.place_rows([row], week.WeekLayout())
 
     assert [cell.marker for cell in row.cells[:5]] == ["✓", "✕", "✕", "L", ""]
     assert row.mismatch_count == 2
 
 
 def test_the_week_runs_monday_to_sunday():
-    dates = charts.week_dates(dt.date(2026, 11, 26))  # a Thursday
+    dates = week.week_dates(dt.date(2026, 11, 26))  # a Thursday
     assert dates[0] == dt.date(2026, 11, 23) and dates[-1] == dt.date(2026, 11, 29)
 
 
 def test_bars_scale_to_the_largest_value_and_zero_is_empty():
-    chart = charts.bar_chart(
+    chart = bars.bar_chart(
         [("a", 10, "bar"), ("b", 5, "bar"), ("c", 0, "bar")],
         width=300,
         label_width=100,
@@ -159,5 +153,5 @@ def test_bars_scale_to_the_largest_value_and_zero_is_empty():
 
 
 def test_an_all_zero_bar_chart_draws_no_bars():
-    chart = charts.bar_chart([("a", 0, "bar")])
+    chart = bars.bar_chart([("a", 0, "bar")])
     assert chart.rows[0].width == 0

@@ -1,5 +1,5 @@
 """The program page's weekly trend: the series (dashboard/program.py), its chart
-(dashboard/charts.py) and the page that draws it.
+(dashboard/charts/trend.py) and the page that draws it.
 
 Time is frozen at conftest.FROZEN_NOW: Monday 2026-11-23, 09:00 in program time
 (America/Los_Angeles), so "this week" starts on Nov 23 and the twelve weeks on Sep 7.
@@ -11,7 +11,8 @@ import zoneinfo
 import pytest
 from django.urls import reverse
 
-from dashboard import charts, program
+from dashboard import program
+from dashboard.charts import trend
 from tests.factories import CaseEventFactory, CaseFactory, PendingActionFactory
 
 LA = zoneinfo.ZoneInfo("America/Los_Angeles")
@@ -123,8 +124,8 @@ def test_the_series_takes_two_queries_however_many_cases(django_assert_num_queri
 # --- The chart ------------------------------------------------------------------------------
 
 
-def week(label: str = "Sep 7", opened=0, resolved=0, cancelled=0, rate=None) -> charts.TrendWeek:
-    return charts.TrendWeek(label, opened, resolved, cancelled, rate)
+def week(label: str = "Sep 7", opened=0, resolved=0, cancelled=0, rate=None) -> trend.TrendWeek:
+    return trend.TrendWeek(label, opened, resolved, cancelled, rate)
 
 
 @pytest.mark.parametrize(
@@ -132,11 +133,11 @@ def week(label: str = "Sep 7", opened=0, resolved=0, cancelled=0, rate=None) -> 
     [(0, (5, 1)), (5, (5, 1)), (6, (6, 2)), (11, (15, 5)), (50, (50, 10)), (51, (60, 20))],
 )
 def test_the_count_axis_ends_on_a_round_number_in_at_most_five_steps(top, scale):
-    assert charts.count_scale(top) == scale
+    assert trend.count_scale(top) == scale
 
 
 def test_bars_stand_on_the_axis_scaled_to_its_top_in_series_order():
-    chart = charts.trend_chart([week(opened=10, resolved=5), week("Sep 14")], height=240)
+    chart = trend.trend_chart([week(opened=10, resolved=5), week("Sep 14")], height=240)
     plot = chart.bottom - chart.top
     opened, resolved, cancelled, *next_week = chart.bars
 
@@ -149,7 +150,7 @@ def test_bars_stand_on_the_axis_scaled_to_its_top_in_series_order():
 
 
 def test_each_week_keeps_to_its_own_column_with_its_label_in_the_middle():
-    chart = charts.trend_chart([week(str(n), opened=1) for n in range(12)])
+    chart = trend.trend_chart([week(str(n), opened=1) for n in range(12)])
     column = (chart.right - chart.left) / 12
 
     for index, label in enumerate(chart.labels):
@@ -161,9 +162,9 @@ def test_each_week_keeps_to_its_own_column_with_its_label_in_the_middle():
 
 def test_the_rate_line_skips_weeks_that_closed_nothing():
     rates = [0.5, None, 1.0, 0.0, None, 0.25]
-    chart = charts.trend_chart([week(rate=rate) for rate in rates])
+    chart = trend.trend_chart([week(rate=rate) for rate in rates])
 
-    assert charts.rate_runs(rates) == [[0], [2, 3], [5]]
+    assert trend.rate_runs(rates) == [[0], [2, 3], [5]]
     assert len(chart.points) == 4
     # Only weeks side by side are joined: a lone week is a point without a line.
     assert len(chart.lines) == 1 and chart.lines[0].count(",") == 2
@@ -173,7 +174,7 @@ def test_the_rate_line_skips_weeks_that_closed_nothing():
 
 
 def test_an_empty_trend_still_draws_its_axes():
-    chart = charts.trend_chart([week(label) for label in ("Sep 7", "Sep 14")])
+    chart = trend.trend_chart([week(label) for label in ("Sep 7", "Sep 14")])
 
     assert [tick.label for tick in chart.count_ticks] == ["0", "1", "2", "3", "4", "5"]
     assert [tick.label for tick in chart.rate_ticks] == ["0%", "50%", "100%"]

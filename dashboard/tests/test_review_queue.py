@@ -9,7 +9,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from caseloop.audits import audit_vanpool
-from caseloop.loop import process_timeouts
+from caseloop.loop.deadlines import process_timeouts
 from cases.models import Case, CaseEvent, PendingAction
 from outreach.models import EmailThread, Message
 from tests.factories import (

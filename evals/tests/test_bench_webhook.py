@@ -48,6 +48,7 @@ def test_unbounded_load_is_refused(option, value):
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.slow_process
 def test_it_posts_to_a_running_server_and_reports_every_figure(live_server, settings, capsys):
     settings.DEBUG = False
     settings.ANYMAIL = {"WEBHOOK_SECRET": ["bench:secret"]}

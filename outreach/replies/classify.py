@@ -1,6 +1,7 @@
 """Classify a rider's email reply into one of the enumerated buckets.
 
-Order (design, audit step 5): quoted history and signature stripped →
+Order (design, audit step 5): quoted history and signature stripped
+(``own_words``) →
 guardrails (a hit is an escalation a person reads) → the named escalation
 rules → the learned reader (``reader.py``), escalation first → with
 ``LLM_BACKEND=openai`` the model, asked only about replies not already bound
@@ -14,14 +15,24 @@ from dataclasses import dataclass
 from typing import Literal, get_args
 
 from django.conf import settings
-from mailparser_reply import EmailReplyParser
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents import llm
+from agents.model_errors import (
+    ModelBadOutput,
+    ModelError,
+    ModelRateLimited,
+    ModelRefused,
+    ModelTimeout,
+    ModelTruncated,
+    ModelUnavailable,
+)
+from agents.prompting import Prompt, data_block, load_prompt
 from agents.tracing import RunTrace, traced_call
 from outreach.replies.boilerplate import without_boilerplate
 from outreach.replies.examples import example_index
-from outreach.replies.guardrails import check_untrusted, normalise
+from outreach.replies.guardrails import check_untrusted
+from outreach.replies.own_words import forwarded_news, strip_quoted, without_signature
 from outreach.replies.reader import Reader, default_reader
 from outreach.replies.rules import first_hit
 from outreach.replies.safety import (
@@ -30,14 +41,12 @@ from outreach.replies.safety import (
     escalated_sentence,
     read_languages,
 )
+from outreach.replies.text_readings import normalise
 
 Bucket = Literal["acknowledgment", "question", "update", "escalation"]
 BUCKETS: tuple[Bucket, ...] = get_args(Bucket)
 AGENT = "classifier"
 PROMPT_NAME = "classify_reply"
-# Every language mail-parser-reply knows the quote headers of ("Fra:/Sendt:/Til:/Emne:",
-# "Von:/Gesendet:", "De :/Envoyé :"…): a rider's mail client may be set to any of them.
-REPLY_LANGUAGES = ["en", "es", "de", "cs", "da", "fr", "it", "ja", "ko", "nl", "pl", "sv", "zh"]
 # Replies whose readings lead to the same action: an update re-audits the
 # failed checks, an acknowledgment every check; either way the record decides.
 SAME_ACTION = frozenset({"update", "acknowledgment"})
@@ -123,107 +132,10 @@ def classify_reply(
     return result
 
 
-def strip_quoted(text: str) -> str:
-    """The rider's own words: quoted history, signatures and "> " lines removed."""
-    text = text.replace("\r\n", "\n")
-    # mail-parser-reply takes a line opening "- " for a signature: a bulleted
-    # list of questions would be cut away. Bullets become "•" first.
-    text = _DASH_BULLET.sub(r"\1•\2", text)
-    replies = EmailReplyParser(languages=REPLY_LANGUAGES).read(text).replies
-    body = replies[0].body if replies else text
-    # mail-parser-reply 1.36's Spanish header pattern wants two spaces before
-    # "escribió:", so Gmail's "El lun, … (<a@b>) escribió:" slips through: cut there.
-    body = _SPANISH_HEADER.split(body, maxsplit=1)[0]
-    # Any language's "On <date>, <name> <address> wrote:" line the parser does not
-    # know (Dutch "schreef", Polish "napisał(a)"…): a year, an address in angle
-    # brackets and a closing colon, alone on its line.
-    body = _ATTRIBUTION.split(body, maxsplit=1)[0]
-    # Quote marks without a header line (a forwarded or inline-quoted message).
-    lines = [line for line in body.splitlines() if not line.lstrip().startswith(">")]
-    return "\n".join(lines).strip()
+# --- Reading ------------------------------------------------------------------------------
 
-
-_SPANISH_HEADER = re.compile(r"^El .{4,200}? escribió:\s*$", re.MULTILINE)
-# A paragraph of its own, followed by a blank line or a quoted line: a rider's
-# sentence that ends in a colon runs straight on into what it introduces.
-_ATTRIBUTION = re.compile(
-    r"(?:\A|\n[ \t]*\n)(?=[^\n]*\b(?:19|20)\d\d\b)(?=[^\n]*<[^<>\s]+@[^<>\s]+>)"
-    r"[^\n]{10,300}:[ \t]*(?=\n[ \t]*(?:\n|>)|\Z)"
-)
 _POINTS_AT_SUBJECT = re.compile(r"\b(?:see|read|per|as in|check) (?:the )?subject\b", re.I)
 _REPLY_PREFIX = re.compile(r"^(?:\s*(?:re|fwd?|aw|sv|rv)\s*:\s*)+", re.I)
-_DASH_BULLET = re.compile(r"^([ \t]*)-([ \t]+)(?=\w)", re.MULTILINE)
-_FORWARD_MARKER = re.compile(
-    r"^-{2,}\s*(?:forwarded message|original message|mensaje reenviado)\s*-{2,}\s*$",
-    re.IGNORECASE | re.MULTILINE,
-)
-_POINTS_BELOW = re.compile(
-    r"\b(?:see|read|per|as|note) (?:\w+ ){0,3}below\b|\bbelow from\b|\bforward", re.I
-)
-_HEADER_LINE = re.compile(
-    r"^(?:from|sent|date|to|cc|subject|de|para|enviado|asunto):.*$", re.I | re.M
-)
-
-
-_SIGN_OFF = re.compile(
-    r"^\W*(?:thanks|thank you|thx|ty|regards|best|best regards|kind regards|warm regards|"
-    r"sincerely|cheers|respectfully|take care|gracias|saludos|atentamente|mesi|obrigad[oa])"
-    r"\b[^\n]{0,25}$",
-    re.IGNORECASE | re.MULTILINE,
-)
-_NAME = r"(?:[A-Z][\w.'-]*|[A-Z]\.)(?: (?:[A-Z][\w.'-]*|[A-Z]\.|de|van|von|la|del|da|dos)){0,3}"
-# A paragraph opening with a name, alone or beside a title ("Raymond Okafor | Clerk").
-_NAME_LINE = re.compile(rf"^\W*{_NAME}\W*(?:\s[|,–-]\s.*)?$")
-
-
-def _without_signature(body: str) -> str:
-    """The reply without its sign-off and signature block.
-
-    Job titles and offices ("Official Court Reporter", "EEO Specialist",
-    "Deputy District Attorney") are not what the rider says.
-    """
-    sign_off = _SIGN_OFF.search(body)
-    if sign_off and body[: sign_off.start()].strip():
-        body = body[: sign_off.end()]
-    paragraphs = [p for p in re.split(r"\n\s*\n", body.strip()) if p.strip()]
-    while len(paragraphs) > 1 and (_is_signature(paragraphs[-1]) or _is_footer(paragraphs[-1])):
-        paragraphs.pop()
-    return "\n\n".join(paragraphs)
-
-
-# A confidentiality or legal footer an employer adds to every email ("…may contain
-# information protected under HIPAA… If you are not the intended recipient…").
-_FOOTER = re.compile(
-    r"intended recipient|(?:confidential|privileged)\b.{0,200}\b(?:prohibited|unauthori[sz]ed|"
-    r"disclos\w+|dissemination)|\b(?:prohibited|unauthori[sz]ed)\b.{0,200}\bconfidential",
-    re.IGNORECASE | re.DOTALL,
-)
-
-
-def _is_footer(paragraph: str) -> bool:
-    return bool(_FOOTER.search(paragraph)) and "?" not in paragraph
-
-
-def _is_signature(paragraph: str) -> bool:
-    lines = paragraph.strip().splitlines()
-    return len(lines) <= 6 and bool(_NAME_LINE.match(lines[0].strip())) and "?" not in paragraph
-
-
-def _forwarded_news(text: str, body: str) -> str:
-    """A forwarded message the rider points at ("see below from HR") is part of the reply.
-
-    Quoted history is our own email and is dropped; a forward carries news
-    from someone else (HR, a supervisor), which the rider is passing on.
-    """
-    marker = _FORWARD_MARKER.search(text.replace("\r\n", "\n"))
-    if marker is None or not _POINTS_BELOW.search(body):
-        return ""
-    # Its own header lines go first: the reply parser would take them for a quote.
-    forwarded = _HEADER_LINE.sub("", text.replace("\r\n", "\n")[marker.end() :])
-    return "\n" + strip_quoted(forwarded.strip())
-
-
-# --- Reading ------------------------------------------------------------------------------
 
 # A reply pointing at a file it sent ("see attached", "I've attached my lease"),
 # not a footer's "this e-mail and any attachments are confidential".
@@ -291,7 +203,7 @@ def rider_words(
     ``body`` is ``strip_quoted(text)`` when the caller already has it.
     """
     body = strip_quoted(text) if body is None else body
-    said = _without_signature(without_boilerplate(body)) + _forwarded_news(text, body)
+    said = without_signature(without_boilerplate(body)) + forwarded_news(text, body)
     if _POINTS_AT_SUBJECT.search(body):
         said = f"{_REPLY_PREFIX.sub('', subject)}\n{said}"  # "see subject": the news is there
     # A link's "?" and words are an address, not the rider's question.
@@ -461,16 +373,16 @@ def _labelled(
 
 
 # A model answer that could not be used: asked once more, then a person reads it.
-REASK_ERRORS = (llm.ModelBadOutput, llm.ModelTruncated, llm.ModelRefused)
+REASK_ERRORS = (ModelBadOutput, ModelTruncated, ModelRefused)
 # The endpoint is down or busy: the reply waits and is read when it is back.
-WAIT_ERRORS = (llm.ModelUnavailable, llm.ModelTimeout, llm.ModelRateLimited)
+WAIT_ERRORS = (ModelUnavailable, ModelTimeout, ModelRateLimited)
 MODEL_UNAVAILABLE = "model_unavailable"
 CLASSIFICATION_FAILED = "classification_failed"
 
 
 @dataclass(frozen=True)
 class ModelRequest:
-    prompt: llm.Prompt
+    prompt: Prompt
     user: str
 
 
@@ -482,13 +394,13 @@ def model_request(body: str, subject: str, words: str) -> ModelRequest:
     reply (docs/evaluation.md has what each variant does on held-out replies).
     """
     version = settings.REPLY_MODEL_PROMPT
-    prompt = llm.load_prompt(PROMPT_NAME, version)
-    reply = llm.data_block("reply", {"subject": subject, "body": body})
+    prompt = load_prompt(PROMPT_NAME, version)
+    reply = data_block("reply", {"subject": subject, "body": body})
     if version == "v1" or not settings.REPLY_MODEL_EXAMPLES:
         return ModelRequest(prompt, reply)
     shown = example_index().nearest(words, settings.REPLY_MODEL_EXAMPLES)
     examples = [{"reply": e.words, "bucket": e.bucket} for e in shown]
-    return ModelRequest(prompt, f"{llm.data_block('examples', examples)}\n\n{reply}")
+    return ModelRequest(prompt, f"{data_block('examples', examples)}\n\n{reply}")
 
 
 def _ask_model(
@@ -516,10 +428,10 @@ def _ask_model(
     if isinstance(outcome, REASK_ERRORS):
         trace.children[-1].output = {"fallback": "re-ask"}
         limit = None
-        if isinstance(outcome, llm.ModelTruncated):
+        if isinstance(outcome, ModelTruncated):
             limit = settings.LLM_MAX_TOKENS * settings.LLM_REASK_TOKEN_FACTOR
         outcome = traced_call(client, AGENT, prompt, user, ModelReplyLabel, trace, max_tokens=limit)
-    if isinstance(outcome, llm.ModelError):
+    if isinstance(outcome, ModelError):
         failure = MODEL_UNAVAILABLE if isinstance(outcome, WAIT_ERRORS) else CLASSIFICATION_FAILED
         trace.children[-1].output = {
             "fallback": "wait" if failure == MODEL_UNAVAILABLE else "person"

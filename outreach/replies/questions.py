@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from outreach.replies.guardrails import normalise
+from outreach.replies.text_readings import normalise
 
 Lang = Literal["en", "es"]
 

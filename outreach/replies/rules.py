@@ -9,7 +9,8 @@ accommodation, and a request to stop the emails. A hit can only push a reply
 
 Every rule carries a name, a reason, and examples it must match and must not
 match; ``outreach/tests/test_rules.py`` checks every example. Patterns run on
-the normalised text (lower case, accents folded: ``guardrails.normalise``).
+the normalised text (lower case, accents folded:
+``outreach.replies.text_readings.normalise``).
 """
 
 import re

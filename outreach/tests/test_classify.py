@@ -13,9 +13,9 @@ from outreach.replies.classify import (
     classify_reply,
     review_threshold,
     rider_words,
-    strip_quoted,
 )
 from outreach.replies.guardrails import check_untrusted
+from outreach.replies.own_words import strip_quoted
 from outreach.replies.reader import default_reader
 from outreach.replies.safety import read_languages
 from tests.llm_server import Scripted, api_error, completion, model_endpoint

@@ -3,9 +3,9 @@
 import pytest
 from anymail.inbound import AnymailInboundMessage
 
+from outreach.mail_bodies import html_to_text
 from outreach.parsing import (
     UnparseableMessage,
-    html_to_text,
     parse_message,
     parse_raw,
     reply_token_from,

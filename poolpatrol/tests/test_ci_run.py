@@ -12,6 +12,9 @@ from pathlib import Path
 
 import pytest
 
+# Starts .ci/run with stub services: `make test` runs it in its slow_process step.
+pytestmark = pytest.mark.slow_process
+
 ROOT = Path(__file__).resolve().parents[2]
 
 SERVICES_STUB = """#!/usr/bin/env bash

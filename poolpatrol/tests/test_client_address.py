@@ -76,6 +76,7 @@ def test_it_takes_addresses_and_networks_as_trusted_proxies(monkeypatch):
     assert env_networks("TRUSTED_PROXIES") == ["10.0.0.5", "10.1.0.0/16", "::1"]
 
 
+@pytest.mark.slow_process
 def test_it_refuses_to_start_with_both_an_address_list_and_a_count(tmp_path):
     env = os.environ | {
         "TRUSTED_PROXIES": PROXY,

@@ -55,6 +55,7 @@ def test_it_only_answers_get(client):
     assert client.post("/health").status_code == 405
 
 
+@pytest.mark.slow_process
 def test_it_counts_a_worker_running_in_another_process(migrated_var_dir):
     # django-q2 keeps cluster stats in a Django cache: a per-process one
     # (LocMemCache) meant the web process always reported "clusters": 0.

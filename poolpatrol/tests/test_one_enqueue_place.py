@@ -39,19 +39,75 @@ def product_modules() -> list[Path]:
 
 def enqueue_imports(path: Path) -> list[str]:
     """Each way ``path`` reaches django-q2's enqueue functions, as ``line: what``."""
+    return enqueue_paths(path.read_text(), str(path))
+
+
+def enqueue_paths(source: str, filename: str = "<source>") -> list[str]:
+    """Each way ``source`` can put work on django-q2's queue past poolpatrol.queue.
+
+    Its enqueue functions imported (or their module), ``django_q.tasks`` reached
+    as an attribute, a schedule written through the ``Schedule`` model, and a
+    broker's own ``enqueue`` called.
+    """
     found = []
-    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+    for node in ast.walk(ast.parse(source, filename=filename)):
         if isinstance(node, ast.ImportFrom) and node.module:
             names = {alias.name for alias in node.names}
             if node.module == "django_q.tasks" and names & (ENQUEUE_NAMES | {"*"}):
                 found.append(f"{node.lineno}: from django_q.tasks import {sorted(names)}")
             if node.module == "django_q" and "tasks" in names:
                 found.append(f"{node.lineno}: from django_q import tasks")
+            if node.module == "django_q.models" and names & {"Schedule", "*"}:
+                found.append(f"{node.lineno}: from django_q.models import {sorted(names)}")
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name == "django_q.tasks":
                     found.append(f"{node.lineno}: import django_q.tasks")
+        elif (
+            isinstance(node, ast.Attribute)
+            and node.attr == "tasks"
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "django_q"
+        ):
+            found.append(f"{node.lineno}: django_q.tasks")
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "enqueue"
+        ):
+            found.append(f"{node.lineno}: .enqueue(…)")
     return found
+
+
+# Ways past the one place the check must see, and ways to read the queue it must not flag.
+BYPASSES = [
+    "from django_q.tasks import async_task",
+    "from django_q.tasks import *",
+    "from django_q.tasks import schedule",
+    "from django_q import tasks",
+    "import django_q.tasks",
+    "import django_q.tasks as q",
+    "import django_q\ndjango_q.tasks.async_task('f')",
+    "from django_q.models import Schedule",
+    "from django_q.brokers import get_broker\nget_broker().enqueue('signed task')",
+]
+READS = [
+    "from django_q.tasks import result, fetch",
+    "from django_q.brokers import get_broker\nget_broker().ping()",
+    "from django_q.models import Task, Success",
+    "from django_q.status import Stat",
+    "from poolpatrol.queue import enqueue_trace_export",
+]
+
+
+@pytest.mark.parametrize("source", BYPASSES)
+def test_the_check_sees_each_way_past_the_one_place(source):
+    assert enqueue_paths(source)
+
+
+@pytest.mark.parametrize("source", READS)
+def test_the_check_lets_reading_the_queue_be(source):
+    assert enqueue_paths(source) == []
 
 
 def test_it_finds_every_product_module_and_the_one_place():

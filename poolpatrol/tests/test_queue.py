@@ -18,6 +18,9 @@ import pytest
 
 from tests.qcluster_support import clusters_seen, process_env, running_qcluster
 
+# Starts a private redis-server and qcluster workers: `make test` runs it in its slow_process step.
+pytestmark = pytest.mark.slow_process
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -7,6 +7,9 @@ from pathlib import Path
 
 import pytest
 
+# Starts manage.py check in fresh interpreters: `make test` runs it in its slow_process step.
+pytestmark = pytest.mark.slow_process
+
 ROOT = Path(__file__).resolve().parents[2]
 GOOD_KEY = "k" * 20 + "-production-secret-" + "z" * 20
 

@@ -13,7 +13,12 @@ import time
 import urllib.request
 from pathlib import Path
 
+import pytest
+
 from tests.qcluster_support import ROOT, process_env
+
+# Starts manage.py and runserver in processes: `make test` runs it in its slow_process step.
+pytestmark = pytest.mark.slow_process
 
 
 def debug_env(var_dir: Path) -> dict[str, str]:

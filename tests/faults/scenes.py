@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from email.message import EmailMessage
 
 from caseloop.audits import audit_vanpool
-from caseloop.loop import process_timeouts
+from caseloop.loop.deadlines import process_timeouts
 from cases.models import Case, PendingAction
 from outreach.models import EmailThread, Message
 from tests.factories import EmployeeFactory, RiderFactory, VanpoolFactory

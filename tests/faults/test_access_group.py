@@ -465,6 +465,7 @@ def test_fault_38_pages_refuse_to_be_framed(scene, request, role, page, status):
 # --- 39: the deploy check ------------------------------------------------------------------
 
 
+@pytest.mark.slow_process
 def test_fault_39_the_deploy_check_passes_under_production_settings(migrated_var_dir):
     env = process_env(
         migrated_var_dir,

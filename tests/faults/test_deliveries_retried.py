@@ -132,6 +132,7 @@ def stored_raws(database: Path) -> list[tuple[str, str]]:
         return [(status, raw) for status, raw in rows]
 
 
+@pytest.mark.slow_process
 def test_fault_50_three_chunked_deliveries_under_gunicorn_are_three_replies(migrated_var_dir):
     with running_gunicorn(migrated_var_dir) as url:
         answers = [post_chunked(url, POSTMARK_INBOUND, chunked_delivery(n)) for n in range(3)]
@@ -143,6 +144,7 @@ def test_fault_50_three_chunked_deliveries_under_gunicorn_are_three_replies(migr
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.slow_process
 def test_fault_50_a_server_that_cannot_read_a_chunked_body_answers_411_and_keeps_nothing(
     live_server,
 ):

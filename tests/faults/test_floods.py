@@ -84,6 +84,7 @@ def test_defect_9_replies_that_need_a_person_collapse_into_one_card_and_are_rere
     assert following.pk != card.pk and following.payload["repeats"] == 1
 
 
+@pytest.mark.slow_process
 def test_defect_9_sends_go_to_their_own_queue_and_its_own_worker_drains_them(
     migrated_var_dir, settings
 ):

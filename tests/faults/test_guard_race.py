@@ -21,6 +21,9 @@ from outreach.models import Message
 from tests.faults.support import SECRET, production_webhooks
 from vanpools.models import Rider
 
+# Starts live_server, raced from threads: `make test` runs it in its slow_process step.
+pytestmark = pytest.mark.slow_process
+
 TRIES = 21
 
 

@@ -6,7 +6,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from caseloop import decisions
-from caseloop.loop import process_timeouts
+from caseloop.loop.deadlines import process_timeouts
 from cases.lifecycle import transition
 from cases.models import Case, CaseEvent, PendingAction
 from outreach.inbound import receive_raw

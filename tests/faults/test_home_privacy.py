@@ -23,8 +23,8 @@ from django.db.migrations.executor import MigrationExecutor
 from django.test import Client
 from rest_framework.test import APIClient
 
-from agents import llm
 from agents.models import AgentRun
+from agents.prompting import data_block
 from caseloop.audits import audit_vanpool
 from cases.models import Case, CaseEvent, CaseLesson, Verification
 from tests.factories import (
@@ -322,7 +322,7 @@ def test_fault_64_the_data_migrations_withhold_points_already_stored(db):
     vanpool = VanpoolFactory()
     case = CaseFactory(vanpool=vanpool, meta={"rider_flags": {"EMP-1": {"location": "fail"}}})
     quoted = "the stored home coordinates (-122.0512, 37.5833) are not a real location"
-    text_block = llm.data_block("facts", {"riders": [{"home": _point(), "employee_id": "EMP-1"}]})
+    text_block = data_block("facts", {"riders": [{"home": _point(), "employee_id": "EMP-1"}]})
     trace = AgentRunFactory(
         vanpool=vanpool,
         input={"facts": {"riders": [{"employee_id": "EMP-1", "home": _point()}]}},

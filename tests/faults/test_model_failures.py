@@ -12,7 +12,7 @@ import pytest
 from django.urls import reverse
 
 from agents import llm
-from caseloop.loop import process_timeouts
+from caseloop.loop.deadlines import process_timeouts
 from cases.models import Case, PendingAction
 from outreach.inbound import receive_raw
 from outreach.models import Message

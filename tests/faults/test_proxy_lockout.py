@@ -25,6 +25,9 @@ import pytest
 
 from tests.qcluster_support import manage, process_env
 
+# Starts gunicorn behind nginx: `make test` runs it in its slow_process step.
+pytestmark = pytest.mark.slow_process
+
 ROOT = Path(__file__).resolve().parents[2]
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
 USERNAME, PASSWORD = "coordinator", "proxy-lockout-right-password"

@@ -15,7 +15,7 @@ import pytest
 from django.db import connection
 from django.test import Client
 
-from caseloop import loop
+from caseloop.loop import reading as reply_reading
 from outreach.inbound import receive_raw
 from outreach.models import Message
 from tests.faults.scenes import failing_case, reply_from
@@ -67,13 +67,13 @@ def test_defect_10_a_burst_of_distinct_deliveries_is_stored_whole_and_none_fails
 def test_defect_10_a_worker_reads_the_reply_before_it_opens_a_write_transaction(run, monkeypatch):
     scene = failing_case(run)
     seen: list[bool] = []
-    read = loop.classify_reply
+    read = reply_reading.classify_reply
 
     def reading(*args, **kwargs):
         seen.append(connection.in_atomic_block)
         return read(*args, **kwargs)
 
-    monkeypatch.setattr(loop, "classify_reply", reading)
+    monkeypatch.setattr(reply_reading, "classify_reply", reading)
 
     run(receive_raw, reply_from(scene.case, scene.far, "I moved back to Fremont in May."))
 

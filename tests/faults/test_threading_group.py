@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from agents.models import AgentRun
 from caseloop.audits import audit_vanpool
-from caseloop.loop import process_timeouts
+from caseloop.loop.deadlines import process_timeouts
 from caseloop.tests.test_loop import (
     FAR_ZIP,
     NEAR_ZIP,
@@ -30,7 +30,8 @@ from caseloop.tests.test_loop import (
 from cases.models import Case, PendingAction
 from outreach.inbound import receive_raw
 from outreach.models import Message
-from outreach.replies.classify import rider_words, strip_quoted
+from outreach.replies.classify import rider_words
+from outreach.replies.own_words import strip_quoted
 from tests.factories import EmployeeFactory, RiderFactory, VanpoolFactory
 from tests.inbound_support import OUR_MESSAGE_ID, THREAD_TOKEN, email_bytes, eml
 from vanpools.models import Employee, Rider

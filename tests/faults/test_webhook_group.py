@@ -21,7 +21,7 @@ from django.db import connection
 from django.test import Client
 from django.utils import timezone
 
-from caseloop.loop import process_inbound
+from caseloop.loop.inbound import process_inbound
 from cases.models import PendingAction
 from outreach import inbound
 from outreach.models import Message

@@ -24,6 +24,7 @@ from rest_framework.test import APIClient
 
 from agents.models import AgentRun
 from caseloop import audits, decisions
+from caseloop.kinds import cancel_membership
 from caseloop.tasks import audit_vanpool_task, process_timeouts_task
 from cases.models import Case, CaseEvent, CaseReview, PendingAction, Verification
 from outreach.models import Message
@@ -137,7 +138,7 @@ def test_fault_33_an_approval_that_dies_part_way_leaves_nothing_half_done(
         seen_at_death.append(Rider.objects.get(pk=seat.pk).status)
         raise WorkerKilled("SIGKILL while queueing the email")
 
-    monkeypatch.setattr(decisions, "queue_template", die)
+    monkeypatch.setattr(cancel_membership, "queue_template", die)
     with django_capture_on_commit_callbacks() as queued, pytest.raises(WorkerKilled):
         decisions.approve(action, by=coordinator)
 
@@ -333,6 +334,7 @@ def test_fault_35_a_task_times_out_before_it_could_be_handed_to_a_second_worker(
         ({"Q_TIMEOUT": "600", "Q_RETRY": "600"}, False, "Q_RETRY=600 must be at least 601"),
     ],
 )
+@pytest.mark.slow_process
 def test_fault_35_a_deployment_cannot_set_the_retry_at_or_below_the_timeout(
     tmp_path, environment, starts, expected
 ):

@@ -17,10 +17,11 @@ from pathlib import Path
 import pytest
 
 from agents import llm
+from agents.model_errors import ModelTimeout
 from agents.models import AgentRun
 from agents.tracing import RunTrace
 from caseloop.audits import audit_vanpool
-from dashboard.case_qa import answer_question
+from caseloop.case_qa.answer import answer_question
 from dashboard.queries import case_records
 from outreach.replies.classify import (
     MODEL_UNAVAILABLE,
@@ -127,7 +128,7 @@ def test_a_timeout_is_honoured(local, settings):
     request = model_request(long_reply, "Re: your seat", long_reply)
     prompt, user = request.prompt, request.user
     started = time.monotonic()
-    with pytest.raises(llm.ModelTimeout):
+    with pytest.raises(ModelTimeout):
         client.structured("classifier", prompt.version, prompt.text, user, ModelReplyLabel)
     assert time.monotonic() - started < 5
 

@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from tests.factories import UserFactory
 from vanpools import admin_import
-from vanpools.importer import import_data
+from vanpools.importing import import_data
 from vanpools.models import Employee, Rider, RosterUpload, Shift, Vanpool
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"

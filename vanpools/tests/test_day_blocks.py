@@ -3,7 +3,7 @@
 import pytest
 
 from vanpools.hr_text import read_day_blocks
-from vanpools.importer import ImportFailed, import_data
+from vanpools.importing import ImportFailed, import_data
 from vanpools.models import Shift
 from vanpools.schedules import ScheduleError, describe_weekly, parse_weekly
 

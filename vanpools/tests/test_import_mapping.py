@@ -13,8 +13,8 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from tests.factories import EmployeeFactory, RiderFactory, VanpoolFactory
-from vanpools.importer import ImportFailed, import_data, import_file
+from tests.factories import EmployeeFactory, RiderFactory, ShiftFactory, VanpoolFactory
+from vanpools.importing import ImportFailed, import_data, import_file
 from vanpools.models import Employee, Rider, Shift, Vanpool
 from vanpools.tests.files import write_csv, write_json
 
@@ -545,6 +545,34 @@ def test_a_clean_dry_run_previews_changes_and_writes_nothing(hr_program, tmp_pat
     assert not Rider.objects.filter(status="cancelled").exists()
 
 
+@pytest.mark.parametrize("dry_run", [False, True], ids=["import", "dry-run"])
+def test_a_preview_shows_a_corrected_seat_start_from_the_stored_date(dry_run):
+    RiderFactory(
+        employee=EmployeeFactory(employee_id="EMP-1"),
+        vanpool=VanpoolFactory(vanpool_id="VP-1"),
+        joined=dt.date(2026, 1, 5),
+    )
+    result = import_data(
+        [vanpool("VP-1", riders=[{"employee_id": "EMP-1", "joined": "2026-09-01"}])],
+        dry_run=dry_run,
+    )
+    assert result.differences["employees"] == ["EMP-1: seat joined 2026-01-05 → 2026-09-01"]
+
+
+@pytest.mark.parametrize("refused_row", [False, True], ids=["clean", "with-a-refused-row"])
+def test_a_dry_run_shows_the_shift_an_employee_moves_to(refused_row):
+    ShiftFactory(shift_id="DAY")
+    ShiftFactory(shift_id="NIGHT")
+    import_data([employee("EMP-1", shift_id="DAY")])
+    rows = [employee("EMP-1", shift_id="NIGHT")]
+    if not refused_row:
+        preview = import_data(rows, dry_run=True)
+    else:
+        rows.append(employee("EMP-2", home_zip="9453x"))
+        preview = failure(lambda: import_data(rows, dry_run=True)).preview
+    assert preview.differences["employees"] == ["EMP-1: shift → NIGHT"]
+
+
 def test_a_preview_shows_the_first_five_changes_of_a_kind():
     result = import_data([employee(f"EMP-{n}") for n in range(7)], dry_run=True)
     assert result.difference_lines() == [
@@ -592,6 +620,18 @@ def test_it_warns_of_a_vanpool_emptied_by_a_move_in_the_same_file():
     )
     result = import_data({"vanpools": [vanpool("VP-1"), vanpool("VP-2", riders=["EMP-9"])]})
     assert result.warnings == ["1 active vanpool with no riders: VP-1"]
+
+
+@pytest.mark.parametrize("dry_run", [False, True], ids=["import", "dry-run"])
+def test_a_vanpool_that_keeps_one_rider_after_others_move_away_is_not_called_empty(dry_run):
+    van = VanpoolFactory(vanpool_id="VP-1")
+    for n in range(3):
+        RiderFactory(employee=EmployeeFactory(employee_id=f"EMP-{n}"), vanpool=van)
+    result = import_data(
+        {"vanpools": [vanpool("VP-1"), vanpool("VP-2", riders=["EMP-0", "EMP-1"])]},
+        dry_run=dry_run,
+    )
+    assert result.warnings == []
 
 
 def test_a_stored_rider_keeps_a_vanpool_in_the_file_from_looking_empty():
@@ -752,7 +792,9 @@ def test_a_first_import_reads_in_the_same_queries_whatever_its_size(tmp_path):
         reads[copies] = [s for s in sql if s.startswith("SELECT")]
         inserts = [s for s in sql if s.startswith("INSERT")]
         assert len(inserts) == 3 + 10 * copies + 1  # shifts, routes + people, the seats at once
-    assert len(reads[1]) == len(reads[3]) == 4
+    # The stored shifts, vanpools and employees the file names; with none stored, the
+    # preview's rider count has no vanpool to ask about.
+    assert len(reads[1]) == len(reads[3]) == 3
 
 
 # Rider lists of whole records, and IDs kept as numbers --------------------------------

@@ -18,7 +18,7 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.core.management import CommandError, call_command
 
-from vanpools.importer import ImportFailed, import_data, read_mapping
+from vanpools.importing import ImportFailed, import_data, read_mapping
 from vanpools.models import Employee, Leave, Rider, Shift, Vanpool
 from vanpools.tests.files import write_csv, write_json
 

@@ -16,8 +16,8 @@ from tests.factories import (
     UserFactory,
     VanpoolFactory,
 )
-from vanpools import importer
-from vanpools.importer import ImportFailed, RowError, import_data, import_file
+from vanpools.importing import ImportFailed, RowError, import_data, import_file
+from vanpools.importing.read.context import unknown_column
 from vanpools.models import Employee, Leave, Rider, Shift, Vanpool
 from vanpools.schedules import ScheduleError, format_compact_weekly, parse_compact_weekly
 from vanpools.tests.files import write_csv, write_json
@@ -888,4 +888,4 @@ def test_a_point_object_of_another_shape_is_refused_with_the_shape_expected(tmp_
     ],
 )
 def test_a_did_you_mean_hint_is_given_for_a_slip_of_the_keys_only(column, hint):
-    assert importer._unknown_column(column, "employees") == "unknown column" + hint
+    assert unknown_column(column, "employees") == "unknown column" + hint

@@ -1,28 +1,16 @@
-"""vanpools/mapping.py: reading mapping files and turning one source row into roster cells.
+"""vanpools/importing/mapping/: reading mapping files and turning one source row into roster cells.
 
 Pure: no database, no files except the one load_mapping reads.
 """
 
 import pytest
 
-from vanpools.importer import COLUMNS
-from vanpools.mapping import (
-    MISSING,
-    RIDERS_SHAPE,
-    KindMapping,
-    MappingError,
-    Recipe,
-    RecipeError,
-    Seat,
-    apply,
-    load_mapping,
-    lookup,
-    map_row,
-    parse_mapping,
-    record_keys,
-    seats_from_riders,
-)
-from vanpools.mapping_checks import did_you_mean, unmatched_paths, unmatched_rider_keys
+from vanpools.importing.columns import COLUMNS
+from vanpools.importing.mapping.checks import did_you_mean, unmatched_paths, unmatched_rider_keys
+from vanpools.importing.mapping.load import load_mapping, parse_mapping
+from vanpools.importing.mapping.recipes import MISSING, RecipeError, apply, lookup, map_row
+from vanpools.importing.mapping.riders import RIDERS_SHAPE, Seat, record_keys, seats_from_riders
+from vanpools.importing.mapping.spec import KindMapping, MappingError, Recipe
 
 ROSTER = {kind: list(columns) for kind, columns in COLUMNS.items()}
 WEEKDAYS_0700_1530 = [

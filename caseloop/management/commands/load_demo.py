@@ -19,7 +19,7 @@ from caseloop.demo_history import HistoryRefused, HistoryResult, build_history
 from outreach.models import Message
 from poolpatrol.queue import run_inline
 from vanpools.demo import DemoLogin, DemoRefused, DemoResult, load_demo_program
-from vanpools.importer import ImportFailed
+from vanpools.importing import ImportFailed
 
 SERVER = "http://127.0.0.1:8000"
 # The demo logins' passwords, written when this command sets them, so a re-run

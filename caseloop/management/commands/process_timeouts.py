@@ -6,7 +6,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
-from caseloop.loop import process_timeouts
+from caseloop.loop.deadlines import process_timeouts
 
 
 def parse_now(value: str) -> dt.datetime:

@@ -9,7 +9,7 @@ import datetime as dt
 from email.message import EmailMessage
 
 from caseloop.audits import audit_vanpool
-from caseloop.loop import process_timeouts
+from caseloop.loop.deadlines import process_timeouts
 from cases.models import Case, PendingAction
 from outreach.inbound import receive_raw
 from outreach.models import EmailThread, Message

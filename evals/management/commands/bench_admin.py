@@ -19,6 +19,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from agents.models import AgentRun
+from cases.kinds import CancelMembership
 from cases.models import Case, CaseEvent, PendingAction, Verification
 from evals.scratch_db import scratch_database
 from outreach.models import EmailThread, Message
@@ -78,7 +79,10 @@ def build_rows(start: int, count: int, shift: Shift) -> None:
             evidence=[{"type": "distance_check", "miles": 80}],
         )
         PendingAction.objects.create(
-            kind="cancel_membership", case=case, rider=rider, requested_by="agent:supervisor"
+            kind=CancelMembership.kind,
+            case=case,
+            rider=rider,
+            requested_by="agent:supervisor",
         )
         thread = EmailThread.objects.create(case=case, subject="Your vanpool seat")
         Message.objects.create(

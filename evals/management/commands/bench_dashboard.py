@@ -24,6 +24,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from agents.models import AgentRun
+from cases.kinds import PAYLOADS
 from cases.models import Case, CaseEvent, PendingAction, Verification
 from evals.scratch_db import scratch_database
 from outreach.models import EmailThread, Message
@@ -41,7 +42,6 @@ SITES = [
 ]
 HOME_ZIPS = ["94587", "94538", "94541", "95035", "93721", "01810", "01852", "43215", "43068"]
 REASONS = ["location_mismatch", "shift_mismatch", "both"]
-ACTION_KINDS = [kind for kind, _ in PendingAction.Kind.choices]
 
 
 def percentile(values: list[float], share: float) -> float:
@@ -149,7 +149,7 @@ def _build_cases(vanpools: list[Vanpool], count: int) -> list[Case]:
 def _build_actions(
     cases: list[Case], seats: list[Rider], inbound: dict[int, Message], count: int
 ) -> None:
-    """Pending actions of every kind, each with what its kind carries (a seat, a reply…)."""
+    """Pending actions of every kind (cases.kinds), each with its kind's sample payload."""
     open_cases = [case for case in cases if case.status != Case.Status.CLOSED]
     first_seat: dict[int, Rider] = {}
     for seat in seats:
@@ -157,34 +157,17 @@ def _build_actions(
     actions = []
     for n in range(count):
         case = open_cases[n % len(open_cases)]
-        kind = ACTION_KINDS[n % len(ACTION_KINDS)]
-        rider = first_seat[case.vanpool_id]
-        message = inbound[case.pk]
+        kind = PAYLOADS[n % len(PAYLOADS)]
         employee_id = f"EMP-{(case.vanpool_id - vanpool_base(cases)) * SEATS_PER_VAN}"
-        Kind = PendingAction.Kind
+        # Every action carries every link a kind may have: each card reads the ones it shows.
         actions.append(
             PendingAction(
-                kind=kind,
-                case=None if kind == Kind.MATCH_INBOUND else case,
-                rider=rider if kind == Kind.CANCEL_MEMBERSHIP else None,
-                message=None
-                if kind in (Kind.CANCEL_MEMBERSHIP, Kind.DECIDE_VERIFICATION)
-                else message,
+                kind=kind.kind,
+                case=case,
+                rider=first_seat[case.vanpool_id],
+                message=inbound[case.pk],
                 requested_by="agent:supervisor",
-                payload={
-                    "failed_checks": ["location"],
-                    "employee_id": employee_id,
-                    "subject": "Re: your vanpool seat",
-                    "text": "Thank you for your reply.",
-                    "suggested_bucket": "question",
-                    "confidence": 0.4,
-                    "reasoning": "The reply asks what to do next.",
-                    "why": "The supervisor scored the evidence 92/100.",
-                    "checks": ["location"],
-                    "riders": {employee_id: {"location": "unknown"}},
-                    "audit_date": "2026-11-23",
-                    "details": "Home ZIP 00000 cannot be placed.",
-                },
+                payload=kind.sample(employee_id).stored(),
             )
         )
     _bulk(PendingAction, actions)

@@ -28,18 +28,15 @@ from django.urls import reverse
 from django.utils import timezone
 
 from caseloop.audits import audit_vanpools
-from caseloop.loop import process_inbound
+from caseloop.loop.inbound import process_inbound
 from cases.models import Case
+from evals.bench_scene import FAR_ZIP, NEAR_ZIP, bench_employee, bench_vanpool, day_shift
 from evals.scratch_db import scratch_database
 from outreach.models import Message
 from poolpatrol.queue import run_inline
-from vanpools.models import Employee, Rider, Shift, Vanpool
+from vanpools.models import Employee, Rider, Vanpool
 
 SECRET = "bench:webhook-secret"
-NEAR_ZIP, FAR_ZIP = "94587", "90026"  # Union City (the pickup), Los Angeles
-WEEKDAYS = [
-    {"day": day, "start": "08:00", "end": "17:00"} for day in ("Mon", "Tue", "Wed", "Thu", "Fri")
-]
 # One of each kind of answer a rider gives, in turn.
 REPLIES = (
     "How do you measure the distance to the pickup point?",
@@ -50,30 +47,16 @@ QUIET_LOGGERS = ("poolpatrol.request", "outreach", "agents", "cases", "django-q"
 
 
 def build_program(count: int) -> list[str]:
-    shift = Shift.objects.create(shift_id="DAY", name="Day", schedule=WEEKDAYS)
+    shift = day_shift("DAY")
     vanpools = Vanpool.objects.bulk_create(
-        Vanpool(
-            vanpool_id=f"VP-{i:05d}",
-            name=f"Bench van {i}",
-            work_site="Fremont Campus",
-            work_site_address="1 Campus Dr, Fremont, CA",
-            work_site_lat=37.5485,
-            work_site_lng=-121.9886,
-            pickup_address="Union City BART, Union City, CA",
-            pickup_lat=37.5906,
-            pickup_lng=-122.0172,
-            capacity=12,
-            schedule=WEEKDAYS,
-        )
-        for i in range(count)
+        bench_vanpool(f"VP-{i:05d}", f"Bench van {i}") for i in range(count)
     )
     employees = Employee.objects.bulk_create(
-        Employee(
-            employee_id=f"EMP-{i:06d}",
+        bench_employee(
+            f"EMP-{i:06d}",
             first_name=f"Rider{i}",
             last_name="Bench",
             email=f"rider{i}@example.com",
-            work_site="Fremont Campus",
             home_zip=FAR_ZIP if i % 2 else NEAR_ZIP,
             shift=shift,
         )

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from vanpools.importer import KINDS, ImportFailed, import_file
+from vanpools.importing import KINDS, ImportFailed, import_file
 
 
 class Command(BaseCommand):
