@@ -33,11 +33,12 @@ from outreach.replies.boilerplate import without_boilerplate
 from outreach.replies.examples import example_index
 from outreach.replies.guardrails import check_untrusted
 from outreach.replies.own_words import forwarded_news, strip_quoted, without_signature
-from outreach.replies.reader import Reader, default_reader
+from outreach.replies.reader import Reader, default_reader, default_route
 from outreach.replies.rules import first_hit
 from outreach.replies.safety import (
     ESCALATION_ANYWHERE,
     UNREAD_LANGUAGE,
+    LanguageFinding,
     escalated_sentence,
     read_languages,
 )
@@ -123,7 +124,10 @@ def classify_reply(
         )
     body = strip_quoted(text)
     words = rider_words(text, subject, body, ours=ours)
-    result = with_safety_rules(read_words(words), body, words)
+    route = default_route()
+    found = read_languages(body, route)
+    reader = route.reader_for(found.language)
+    result = with_safety_rules(read_words(words, reader), found, words, reader)
     backend = llm.get_backend()
     if isinstance(backend, llm.OpenAIClient) and result.bucket != "escalation":
         # An escalation stays one: a model may add caution, never remove it.
@@ -313,17 +317,18 @@ def review_threshold(reader: Reader) -> float:
 
 
 def with_safety_rules(
-    result: ReplyClassification, body: str, words: str, reader: Reader | None = None
+    result: ReplyClassification, found: LanguageFinding, words: str, reader: Reader
 ) -> ReplyClassification:
     """The safety rules (``safety.py``) over any reading: they only add caution.
 
+    ``found``: the reply's languages (``safety.read_languages``); ``reader``:
+    the one that read it.
+
     - An escalation signal in one sentence decides, the whole reply's ordinary
       reading kept in ``also`` for the person.
-    - A language the reader does not read to its floor sends the reply to a
-      person; the reply's language is kept for the holding reply.
+    - A language no reader reads to its floor sends the reply to a person; the
+      reply's language is kept for the holding reply.
     """
-    reader = reader or default_reader()
-    found = read_languages(body, reader)
     result = result.model_copy(update={"language": found.language})
     if result.bucket != "escalation":
         threshold = escalation_threshold(reader)

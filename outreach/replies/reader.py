@@ -19,7 +19,6 @@ import json
 import math
 import re
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -28,25 +27,39 @@ from typing import Any
 import numpy as np
 
 ARTIFACT = Path(__file__).resolve().parent / "reader.json.gz"
+# The reader of every other language: n-grams trained on all the labelled replies
+# plus a linear head over a multilingual sentence encoder (``encoder.py``).
+MULTILINGUAL_ARTIFACT = Path(__file__).resolve().parent / "reader-multilingual.json.gz"
 # What an artifact built before readers named their languages read: English and
 # Spanish, and the Portuguese and Haitian Creole receipts its rules had words for.
 PRE_LANGUAGE_FIGURES = ("en", "es", "pt", "ht")
+# The languages the English and Spanish reader (``ARTIFACT``) reads, and replies
+# whose language the detector cannot tell (short ones): it reads them as before
+# the multilingual reader existed, so riders writing them are no worse off.
+BASE_LANGUAGES = frozenset({"en", "es"})
 
 
 # Han and kana: scripts written without spaces between words.
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff"
 
 
-def block_settings(kind: str) -> dict[str, Any]:
-    """How each block cuts text, in scikit-learn's terms (training uses these)."""
+def block_settings(kind: str, characters_as_words: bool = False) -> dict[str, Any]:
+    """How each block cuts text, in scikit-learn's terms (training uses these).
+
+    ``characters_as_words``: Chinese and Japanese are written without spaces, so
+    each of their characters is a word and the word pairs are the character
+    bigrams that carry most of their words (the multilingual reader). The
+    English and Spanish reader cuts as it always has.
+    """
     if kind == "word":
-        # Single letters ("i", "y") and the marks of a question count as words. Chinese
-        # and Japanese are written without spaces: each character is a word, so the
-        # word pairs are the character bigrams that carry most of their words.
+        # Single letters ("i", "y") and the marks of a question count as words.
+        pattern = r"(?u)\b\w+\b|[?¿!]"
+        if characters_as_words:
+            pattern = rf"(?u)[{_CJK}]|\b\w+\b|[?¿!？]"
         return {
             "analyzer": "word",
             "ngram_range": (1, 2),
-            "token_pattern": rf"(?u)[{_CJK}]|\b\w+\b|[?¿!？]",
+            "token_pattern": pattern,
             "lowercase": False,
         }
     if kind == "char":
@@ -54,9 +67,9 @@ def block_settings(kind: str) -> dict[str, Any]:
     raise ValueError(f"unknown block {kind!r}")
 
 
-def word_ngrams(text: str) -> list[str]:
+def word_ngrams(text: str, characters_as_words: bool = False) -> list[str]:
     """Tokens and token pairs, as scikit-learn's word analyzer with ngram_range (1, 2)."""
-    tokens = _TOKEN.findall(text)
+    tokens = _TOKENS[characters_as_words].findall(text)
     return tokens + [" ".join(tokens[i : i + 2]) for i in range(len(tokens) - 1)]
 
 
@@ -76,9 +89,8 @@ def char_wb_ngrams(text: str) -> list[str]:
     return grams
 
 
-_TOKEN = re.compile(block_settings("word")["token_pattern"])
+_TOKENS = {cjk: re.compile(block_settings("word", cjk)["token_pattern"]) for cjk in (False, True)}
 _WHITE_SPACES = re.compile(r"\s\s+")
-_ANALYZERS: dict[str, Callable[[str], list[str]]] = {"word": word_ngrams, "char": char_wb_ngrams}
 
 
 @dataclass(frozen=True)
@@ -88,10 +100,16 @@ class Block:
     kind: str
     columns: dict[str, int]
     idf: np.ndarray
+    characters_as_words: bool = False
+
+    def grams(self, words: str) -> list[str]:
+        if self.kind == "word":
+            return word_ngrams(words, self.characters_as_words)
+        return char_wb_ngrams(words)
 
     def features(self, words: str) -> dict[int, float]:
         """Column → TF-IDF weight (sublinear tf, L2-normalised within the block)."""
-        counts = Counter(gram for gram in _ANALYZERS[self.kind](words) if gram in self.columns)
+        counts = Counter(gram for gram in self.grams(words) if gram in self.columns)
         weights = {
             self.columns[gram]: (1.0 + math.log(n)) * float(self.idf[self.columns[gram]])
             for gram, n in counts.items()
@@ -179,6 +197,7 @@ def reader_from_document(document: dict[str, Any]) -> Reader:
             kind=block["kind"],
             columns={term: index for index, term in enumerate(block["terms"])},
             idf=np.asarray(block["idf"], dtype=np.float64),
+            characters_as_words=bool(document.get("characters_as_words", False)),
         )
         for block in document["blocks"]
     )
@@ -221,5 +240,48 @@ def read_artifact(path: Path = ARTIFACT) -> dict[str, Any]:
 
 @cache
 def default_reader() -> Reader:
-    """The committed reader, loaded once per process."""
+    """The committed English and Spanish reader, loaded once per process."""
     return reader_from_document(read_artifact())
+
+
+@cache
+def multilingual_reader() -> Reader | None:
+    """The committed multilingual reader, loaded once per process (None if not built)."""
+    if not MULTILINGUAL_ARTIFACT.exists():
+        return None
+    return reader_from_document(read_artifact(MULTILINGUAL_ARTIFACT))
+
+
+@dataclass(frozen=True)
+class Route:
+    """Which reader reads a reply, by the language it is surely written in.
+
+    English, Spanish and replies too short to tell go to the English and
+    Spanish reader, as before; every other language to the multilingual one.
+    The safety rules read the languages both read, and the words both know.
+    """
+
+    base: Reader
+    multilingual: Reader | None = None
+
+    def reader_for(self, language: str) -> Reader:
+        if self.multilingual is None or not language or language in BASE_LANGUAGES:
+            return self.base
+        return self.multilingual
+
+    @property
+    def languages(self) -> frozenset[str]:
+        if self.multilingual is None:
+            return self.base.languages
+        return BASE_LANGUAGES | self.multilingual.languages
+
+    @property
+    def known_words(self) -> frozenset[str]:
+        if self.multilingual is None:
+            return self.base.known_words
+        return self.base.known_words | self.multilingual.known_words
+
+
+def default_route() -> Route:
+    """The committed readers, each loaded once per process."""
+    return Route(default_reader(), multilingual_reader())

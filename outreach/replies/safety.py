@@ -18,6 +18,7 @@ through ``classify_reply``. They read what the reader cannot vouch for:
 
 import re
 from dataclasses import dataclass
+from typing import Protocol
 
 from outreach.language import Detected, detect, is_latin, passages, units
 from outreach.replies.guardrails import normalise
@@ -88,7 +89,17 @@ class LanguageFinding:
     unread: tuple[str, ...]
 
 
-def read_languages(body: str, reader: Reader) -> LanguageFinding:
+class ReadsLanguages(Protocol):
+    """What ``unread_language`` asks of a reader (or of the route between readers)."""
+
+    @property
+    def languages(self) -> frozenset[str]: ...
+
+    @property
+    def known_words(self) -> frozenset[str]: ...
+
+
+def read_languages(body: str, reader: ReadsLanguages) -> LanguageFinding:
     """The reply's language, and any language in it the reader does not read to its floor."""
     whole = detect(body)
     unread = set()
@@ -100,7 +111,7 @@ def read_languages(body: str, reader: Reader) -> LanguageFinding:
     return LanguageFinding(whole.language if whole.sure else "", tuple(sorted(unread)))
 
 
-def _unread(detected: Detected, language: str, text: str, reader: Reader) -> bool:
+def _unread(detected: Detected, language: str, text: str, reader: ReadsLanguages) -> bool:
     if language in reader.languages or language in ("zxx", "und"):
         return False
     if detected.by != "langid" or not is_latin(text):
