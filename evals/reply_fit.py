@@ -34,12 +34,19 @@ class Fitted:
 
 
 def fit_words(
-    words: Sequence[str], labels: Sequence[str], c: float, buckets: tuple[str, ...]
+    words: Sequence[str],
+    labels: Sequence[str],
+    c: float,
+    buckets: tuple[str, ...],
+    characters_as_words: bool = False,
 ) -> Fitted:
     vectorizers = []
     for kind in ("word", "char"):
         vectorizer = TfidfVectorizer(
-            **block_settings(kind), sublinear_tf=True, min_df=2, max_features=MAX_FEATURES[kind]
+            **block_settings(kind, characters_as_words),
+            sublinear_tf=True,
+            min_df=2,
+            max_features=MAX_FEATURES[kind],
         )
         vectorizer.fit(words)
         vectorizers.append((kind, vectorizer))
@@ -54,6 +61,7 @@ def held_out_logits(
     held: Sequence[str],
     c: float,
     buckets: tuple[str, ...],
+    characters_as_words: bool = False,
 ) -> np.ndarray:
     """Logits for ``held`` from a model fitted on the other replies (one grouped fold)."""
-    return fit_words(words, labels, c, buckets).logits(held)
+    return fit_words(words, labels, c, buckets, characters_as_words).logits(held)

@@ -15,7 +15,9 @@ decides first:
 - Any other script (Cyrillic, Greek, Hebrew…) is surely not a Latin-script
   language; py3langid names which.
 - Latin text is py3langid's, sure at ``MIN_PROBABILITY`` and ``MIN_LETTERS``;
-  letters only Vietnamese writes (ơ, ư, đ, ạ…) make it Vietnamese however short.
+  letters only Vietnamese writes (ơ, ư, đ, ạ…) make it Vietnamese however short,
+  and Arabic typed in Latin letters with digits for the letters Latin lacks
+  (``ARABIZI``: "3andi", "ba7tej") makes it Arabic.
 - Dialects and varieties count as their language (Moroccan and Egyptian
   Arabic as ``ar``, Cantonese and Wu as ``zh``).
 
@@ -62,6 +64,68 @@ _VIETNAMESE = re.compile(r"[ăắằẳẵặơớờởỡợưứừửữự�
 
 
 @dataclass(frozen=True)
+class LatinConvention:
+    """A language written in Latin letters by a convention py3langid does not know."""
+
+    name: str
+    language: str
+    reason: str
+    # A word written in the convention (matched whole, lower-cased).
+    word: re.Pattern[str]
+    # Words that look like it and are not (times, ordinals, units), matched whole.
+    not_word: re.Pattern[str]
+    # Distinct words of it from which a reply is surely in the language.
+    min_words: int
+    must_name: tuple[str, ...]
+    must_not_name: tuple[str, ...]
+
+    def words(self, text: str) -> set[str]:
+        # Addresses and encoded text (%2F, base64) are not words anyone typed.
+        text = _NOT_TYPED.sub(" ", text.lower())
+        return {
+            token
+            for token in _TOKEN.findall(text)
+            if len(token) <= MAX_WORD
+            and self.word.fullmatch(token)
+            and not self.not_word.fullmatch(token)
+        }
+
+
+_TOKEN = re.compile(r"[a-z0-9]+")
+_NOT_TYPED = re.compile(r"\S*(?:https?://|www\.|%[0-9a-f]{2}|[=/])\S*")
+# Longer runs of letters and digits are codes and encodings, not typed words.
+MAX_WORD = 12
+
+ARABIZI = LatinConvention(
+    name="arabizi",
+    language="ar",
+    reason=(
+        "Arabic typed in Latin letters writes the letters Latin lacks as digits "
+        "(3 for ain, 7 for ha, 2 for hamza, 5 for kha): two such words make a reply Arabic"
+    ),
+    word=re.compile(r"[a-z]+[23579][a-z0-9]*|[23579][a-z]{2,}[a-z0-9]*"),
+    not_word=re.compile(
+        r"\d+(?:st|nd|rd|th|am|pm|hrs?|mins?|secs?|ish|days?|wks?|yrs?|mi|km|mph|ft|lbs?)"
+        r"|[a-z]{1,3}\d+|mp3"
+    ),
+    min_words=2,
+    must_name=(
+        "khalas ghayyart el shift, sar 6:00-14:30 men 1/3. bas 3andi sokkari w ba7tej akol",
+        "sallahet el shift ma3 el HR bas el sawe2 bysou2 bsor3a ktir",
+        "ana 3ayez a3raf leh el seat bta3i hay2ef",
+    ),
+    must_not_name=(
+        "See https://hr.example.com/portal?q=%2Fhrms%3Ddefault&t=2fpsp for the form.",
+        "Token: QUJDMTIzNDU2NzG5MA and dXNlcl9pZD0xMDQ4MjtzcmM9c2ln, please ignore.",
+        "I start at 7am and the van gets in at 6:45, done by 3pm on the 2nd shift.",
+        "Updated my address for VP-214 (ZIP 94538), see ticket INC0012345 and my 3rd email.",
+        "Moved on the 5th, 2days ago, about 3hrs before the 7pm meeting.",
+    ),
+)
+CONVENTIONS = (ARABIZI,)
+
+
+@dataclass(frozen=True)
 class Detected:
     language: str  # ISO 639-1 where there is one, "zxx" for none, "und" for too little
     probability: float
@@ -102,6 +166,9 @@ def detect(text: str) -> Detected:
         return _arabic_script(text)
     if len(_VIETNAMESE.findall(text)) >= 2:
         return Detected("vi", 1.0, True, "letters")
+    for convention in CONVENTIONS:
+        if len(convention.words(text)) >= convention.min_words:
+            return Detected(convention.language, 1.0, True, "letters")
     language, probability = identify(text)
     language = VARIETIES.get(language, language)
     if not is_latin(text):

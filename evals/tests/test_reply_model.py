@@ -13,6 +13,8 @@ from outreach.replies.reader import (
     block_settings,
     char_wb_ngrams,
     default_reader,
+    default_route,
+    multilingual_reader,
     reader_from_document,
     word_ngrams,
 )
@@ -30,13 +32,14 @@ TEXTS = [
 # Every test that needs scikit-learn (training tooling, 2 s to import) runs with
 # the evaluation step; the product itself never imports it.
 @pytest.mark.evaluation
+@pytest.mark.parametrize("characters_as_words", [False, True])
 @pytest.mark.parametrize("text", TEXTS)
-def test_the_product_cuts_n_grams_exactly_as_scikit_learn_does(text):
+def test_the_product_cuts_n_grams_exactly_as_scikit_learn_does(text, characters_as_words):
     from sklearn.feature_extraction.text import CountVectorizer
 
-    word = CountVectorizer(**block_settings("word")).build_analyzer()
+    word = CountVectorizer(**block_settings("word", characters_as_words)).build_analyzer()
     char = CountVectorizer(**block_settings("char")).build_analyzer()
-    assert word_ngrams(text) == word(text)
+    assert word_ngrams(text, characters_as_words) == word(text)
     assert char_wb_ngrams(text) == char(text)
 
 
@@ -45,6 +48,7 @@ def test_retraining_reproduces_the_committed_reader_byte_for_byte():
     out = io.StringIO()
     call_command("train_reply_model", "--check", stdout=out)
     assert "reader.json.gz is reproduced exactly" in out.getvalue()
+    assert "reader-multilingual.json.gz is reproduced exactly" in out.getvalue()
     assert "examples.json.gz is reproduced exactly" in out.getvalue()
 
 
@@ -143,5 +147,28 @@ def test_a_language_is_read_only_where_its_held_out_figures_meet_the_floor():
     assert reply_model.languages_read(by_language) == ["en"]
 
 
-def test_the_committed_reader_names_the_languages_it_reads():
-    assert "en" in default_reader().languages
+def test_the_committed_multilingual_reader_names_the_languages_it_reads():
+    reader = multilingual_reader()
+    assert reader is not None and reader.languages
+    assert not reader.languages & {"und", "zxx"}
+
+
+def test_the_english_and_spanish_reader_is_trained_on_the_files_it_always_was():
+    from evals import reply_model
+
+    assert default_reader().meta["trained_on"] == sorted(reply_model.BASE_FILES)
+    multilingual = multilingual_reader()
+    assert multilingual is not None
+    assert multilingual.meta["trained_on"] == sorted(reply_model.TRAINING_FILES)
+
+
+@pytest.mark.parametrize(
+    ("language", "multilingual"),
+    [("en", False), ("es", False), ("", False), ("vi", True), ("zh", True), ("fi", True)],
+)
+def test_the_route_gives_english_spanish_and_unsure_replies_to_the_english_and_spanish_reader(
+    language, multilingual
+):
+    route = default_route()
+    expected = route.multilingual if multilingual else route.base
+    assert route.reader_for(language) is expected

@@ -252,6 +252,11 @@ def multilingual_reader() -> Reader | None:
     return reader_from_document(read_artifact(MULTILINGUAL_ARTIFACT))
 
 
+def read_multilingually(language: str) -> bool:
+    """Whether a reply surely in ``language`` ("" when unsure) goes to the multilingual reader."""
+    return bool(language) and language not in BASE_LANGUAGES
+
+
 @dataclass(frozen=True)
 class Route:
     """Which reader reads a reply, by the language it is surely written in.
@@ -265,7 +270,7 @@ class Route:
     multilingual: Reader | None = None
 
     def reader_for(self, language: str) -> Reader:
-        if self.multilingual is None or not language or language in BASE_LANGUAGES:
+        if self.multilingual is None or not read_multilingually(language):
             return self.base
         return self.multilingual
 

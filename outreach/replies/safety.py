@@ -102,13 +102,23 @@ class ReadsLanguages(Protocol):
 def read_languages(body: str, reader: ReadsLanguages) -> LanguageFinding:
     """The reply's language, and any language in it the reader does not read to its floor."""
     whole = detect(body)
-    unread = set()
+    unread: set[str] = set()
     if whole.sure and _unread(whole, whole.language, body, reader):
         unread.add(whole.language)
     for passage in passages(body):
         if _unread(passage.detected, passage.detected.language, passage.text, reader):
             unread.add(passage.detected.language)
-    return LanguageFinding(whole.language if whole.sure else "", tuple(sorted(unread)))
+    return LanguageFinding(sure_language(whole), tuple(sorted(unread)))
+
+
+def sure_language(detected: Detected) -> str:
+    """The language detected, where the detector is sure of it ("" otherwise)."""
+    return detected.language if detected.sure else ""
+
+
+def reply_language(body: str) -> str:
+    """The language the rider's own words are surely in ("" when it cannot tell)."""
+    return sure_language(detect(body))
 
 
 def _unread(detected: Detected, language: str, text: str, reader: ReadsLanguages) -> bool:

@@ -787,3 +787,22 @@ def test_a_gmail_attribution_line_in_any_language_ends_the_reply(language):
 def test_a_riders_own_line_with_a_colon_is_not_taken_for_a_quote_header():
     text = "My new address from 2026 is on file with HR <hr@example.com>, details:\n12 Elm St"
     assert strip_quoted(text) == text
+
+
+def test_a_reply_surely_in_another_language_is_read_by_the_multilingual_reader():
+    from outreach.replies.reader import multilingual_reader
+
+    text = "Tôi đã cập nhật địa chỉ mới trên cổng thông tin nhân sự hôm qua rồi ạ."
+    multilingual = multilingual_reader()
+    assert multilingual is not None
+    result = classify_reply(text)
+    words = rider_words(text)
+    assert result.language == "vi"
+    assert result.probabilities == multilingual.probabilities(words)
+    assert result.probabilities != default_reader().probabilities(words)
+
+
+def test_an_english_reply_is_read_by_the_english_and_spanish_reader_as_before():
+    text = "I moved to Hayward in October and updated my address in Workday."
+    result = classify_reply(text)
+    assert result.probabilities == default_reader().probabilities(rider_words(text))

@@ -2,7 +2,7 @@
 
 import pytest
 
-from outreach.language import detect, passages
+from outreach.language import CONVENTIONS, detect, passages
 from outreach.replies.classify import classify_reply
 from outreach.replies.safety import RULES, sentences
 
@@ -47,6 +47,27 @@ def test_an_escalation_in_one_sentence_keeps_the_update_for_the_person():
 def test_the_detector_names_a_language_without_spaces_short_or_mixed(text, language):
     detected = detect(text)
     assert (detected.language, detected.sure) == (language, True)
+
+
+def test_every_latin_convention_has_a_reason_and_examples_both_ways():
+    assert len({c.name for c in CONVENTIONS}) == len(CONVENTIONS)
+    for convention in CONVENTIONS:
+        assert convention.reason and convention.must_name and len(convention.must_not_name) >= 2
+
+
+@pytest.mark.parametrize(
+    ("language", "text"), [(c.language, t) for c in CONVENTIONS for t in c.must_name]
+)
+def test_a_latin_convention_names_its_language(language, text):
+    detected = detect(text)
+    assert (detected.language, detected.sure, detected.by) == (language, True, "letters")
+
+
+@pytest.mark.parametrize(
+    ("language", "text"), [(c.language, t) for c in CONVENTIONS for t in c.must_not_name]
+)
+def test_a_latin_convention_leaves_its_look_alikes_to_langid(language, text):
+    assert detect(text).by != "letters"
 
 
 def test_latin_script_text_is_named_by_langid():

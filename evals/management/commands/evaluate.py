@@ -36,8 +36,6 @@ from evals.suite import (
     read_reader_targets,
     read_targets,
 )
-from outreach.replies.classify import escalation_threshold, review_threshold
-from outreach.replies.reader import default_reader
 
 # Held-out escalations acted on without a person: none, the project's target,
 # met by the review threshold (docs/evaluation.md, the threshold trade-off).
@@ -204,25 +202,18 @@ class Command(BaseCommand):
         self.stdout.write(f"every file at its target ({len(targets)} files)")
 
     def reader_held_out(self) -> list[str]:
-        """The learned reader on replies it never saw: one source held out at a time.
+        """The learned readers on replies they never saw: one source held out at a time.
 
-        The reply files above are its training data, so their figures are fit,
+        Each reply is read by the reader the route gives it (``reply_routes``).
+        The reply files above are their training data, so their figures are fit,
         not accuracy; this is the estimate of a first run on new wording.
         """
-        from evals import reply_model  # scikit-learn: loaded only when the suite runs
+        # scikit-learn and the encoder: loaded only when the suite runs.
+        from evals import reply_model, reply_routes
 
-        reader = default_reader()
-        examples = reply_model.load_examples(reply_model.TRAINING_FILES)
-        logits = reply_model.held_out_readings(examples)
-        probs = reply_model.softmax(
-            logits, reply_model.fit_temperature(logits, [e.bucket for e in examples])
-        )
-        policy = reply_model.Policy(
-            escalation_threshold(reader),
-            settings.REPLY_CONFIDENCE_THRESHOLD,
-            review_threshold(reader),
-        )
-        result = reply_model.score(examples, probs, policy)
+        training = reply_routes.train(settings.REPLY_CONFIDENCE_THRESHOLD)
+        examples = training.examples
+        result = reply_model.score_routes(examples, training.routed)
         self.stdout.write(
             f"reply reader, grouped held-out over {len(examples)} replies from "
             f"{len({e.source for e in examples})} sources (the reply files above are its "
@@ -255,7 +246,7 @@ class Command(BaseCommand):
             self.stdout.write(f"  {'reader.held-out':<30}{metric:<28}{shown:>10}  {bound}{mark}")
             if not met:
                 failed.append(f"reader.held-out {metric}")
-        by_language = reply_model.score_by_language(examples, probs, policy)
+        by_language = reply_model.routes_by_language(examples, training.routed)
         for language, (floors, ceilings) in read_reader_targets().items():
             figures = by_language.get(language, {})
             names = {"escalations_missed": "escalations_acted_on_without_a_person"}
