@@ -127,7 +127,14 @@ def classify_reply(
     route = default_route()
     found = read_languages(body, route)
     reader = route.reader_for(found.language)
-    result = with_safety_rules(read_words(words, reader), found, words, reader)
+    # Sentence by sentence only where the multilingual reader reads: the English
+    # and Spanish reader, read a sentence at a time, took 39 of the 300 sealed
+    # holdout replies to escalations wrongly (docs/evaluation.md); its named
+    # rules (``rules.py``) already decide wherever in a reply they match.
+    by_sentence = reader is not route.base
+    result = with_safety_rules(
+        read_words(words, reader), found, words, reader, by_sentence=by_sentence
+    )
     backend = llm.get_backend()
     if isinstance(backend, llm.OpenAIClient) and result.bucket != "escalation":
         # An escalation stays one: a model may add caution, never remove it.
@@ -317,12 +324,18 @@ def review_threshold(reader: Reader) -> float:
 
 
 def with_safety_rules(
-    result: ReplyClassification, found: LanguageFinding, words: str, reader: Reader
+    result: ReplyClassification,
+    found: LanguageFinding,
+    words: str,
+    reader: Reader,
+    *,
+    by_sentence: bool = True,
 ) -> ReplyClassification:
     """The safety rules (``safety.py``) over any reading: they only add caution.
 
     ``found``: the reply's languages (``safety.read_languages``); ``reader``:
-    the one that read it.
+    the one that read it; ``by_sentence``: whether ``escalation_anywhere``
+    reads it a sentence at a time.
 
     - An escalation signal in one sentence decides, the whole reply's ordinary
       reading kept in ``also`` for the person.
@@ -330,7 +343,7 @@ def with_safety_rules(
       reply's language is kept for the holding reply.
     """
     result = result.model_copy(update={"language": found.language})
-    if result.bucket != "escalation":
+    if by_sentence and result.bucket != "escalation":
         threshold = escalation_threshold(reader)
         if hit := escalated_sentence(words, reader, threshold):
             sentence, probability = hit

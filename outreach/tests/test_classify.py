@@ -672,7 +672,7 @@ def test_a_union_stewards_advice_to_update_the_portal_is_not_a_grievance():
     assert classify_reply("I'm bringing my union rep into this.").bucket == "escalation"
 
 
-def test_a_plea_for_the_seat_decides_with_the_fix_beside_it_kept_for_the_person():
+def test_a_plea_for_the_seat_is_read_by_a_person_with_a_fix_beside_it_read_as_the_update():
     plea = classify_reply("Do not cancel my membership.")
     assert check_untrusted("Do not cancel my membership.") is None  # asks people, not the system
     assert (plea.bucket, plea.hitl) == ("escalation", True)
@@ -680,10 +680,10 @@ def test_a_plea_for_the_seat_decides_with_the_fix_beside_it_kept_for_the_person(
         "I moved from Bellingham to Tacoma in January and HR updated my address this "
         "morning. Please don't cancel my seat."
     )
-    # The plea, read on its own, is an escalation: it decides (safety.escalation_anywhere),
-    # and the fix beside it is kept for the person.
-    assert (fixed.bucket, fixed.hitl, fixed.also) == ("escalation", True, "update")
-    assert fixed.safety_rules == ("escalation_anywhere",)
+    # The fix is the likeliest reading; the plea beside it may still be an
+    # escalation (below the escalation threshold, above the review one).
+    assert (fixed.bucket, fixed.hitl) == ("update", True)
+    assert "it may be one" in fixed.reasoning
     assert check_untrusted("Por favor no cancelen mi lugar en la van.") is None  # the same plea
     assert classify_reply("Por favor no cancelen mi lugar en la van.").hitl is True
     assert check_untrusted("No cancelen nada hasta que alguien me llame.") is not None
