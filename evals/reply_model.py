@@ -1,21 +1,23 @@
-"""Training and honest measurement of the learned reply reader.
+"""Training and honest measurement of the learned reply readers: the pieces.
 
-The reader (``outreach/replies/reader.py``) is a multinomial logistic
+Each reader (``outreach/replies/reader.py``) is a multinomial logistic
 regression over TF-IDF word 1–2-grams and character 2–5-grams of the rider's
-own words (``rider_words``), with one calibration temperature, an
+own words (``rider_words``), the multilingual one with a linear head over a
+sentence encoder beside them, with one calibration temperature, an
 escalation threshold (chosen for recall) and a review threshold below it
 (chosen so that no held-out escalation is acted on without a person). This
-module builds it from the labelled replies and says how well it reads
-replies it never saw:
+module fits, calibrates and scores; ``reply_routes`` builds both readers and
+says how the route between them reads replies it never saw:
 
 - **grouped cross-validation**: each source (one writer's batch) is held out in
   turn and read by a reader trained on all the others — the estimate of a
   first run on new wording;
-- **the sealed holdout** (``replies/holdout.jsonl``) is never trained on and
-  never used to choose anything: its score is a true first run.
+- **the sealed holdouts** (``replies/holdout.jsonl``, ``replies/languages-holdout.jsonl``)
+  are never trained on and never used to choose anything: their scores are true
+  first runs.
 
 Everything is deterministic (fixed solver, sorted inputs, no sampling), so
-``train_reply_model`` rebuilds the committed artifact exactly.
+``train_reply_model`` rebuilds the committed artifacts exactly.
 """
 
 import gzip
@@ -421,15 +423,6 @@ def artifact_bytes(document: dict[str, Any]) -> bytes:
     with gzip.GzipFile(fileobj=buffer, mode="wb", mtime=0, compresslevel=9) as handle:
         handle.write(json.dumps(document, sort_keys=True, separators=(",", ":")).encode())
     return buffer.getvalue()
-
-
-@dataclass(frozen=True)
-class Training:
-    document: dict[str, Any]
-    examples: list[Example]
-    held_out_probs: np.ndarray
-    # The labelled replies shown to a model beside the one it reads.
-    examples_document: dict[str, Any]
 
 
 # The multilingual encoder head's logits are added to the n-grams' times this
