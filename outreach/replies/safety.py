@@ -61,15 +61,17 @@ ESCALATION_ANYWHERE = SafetyRule(
     name="escalation_anywhere",
     reason=(
         "one sentence of it is an escalation on its own: that decides, whatever the rest of "
-        "the reply says, and the rest is kept for the person"
+        "the reply says, and the rest is kept for the person (replies the multilingual "
+        "reader reads; English and Spanish ones have the named rules)"
     ),
     must_reach_a_person=(
-        "Hi, I moved to Fremont in October and updated the address in Workday last week, "
-        "the new ZIP is 94538 and it should show now. I start at 7 and the van gets in at "
-        "6:45 so that is fine too. Also the driver keeps touching my leg and I don't want "
-        "to ride with him anymore.",
+        "Oi, eu me mudei para Fremont em outubro e atualizei o endereço no Workday na semana "
+        "passada, o CEP novo é 94538 e já deve aparecer. Eu começo às 7 e a van chega às 6:45, "
+        "então isso também está certo. E o motorista fica passando a mão na minha perna e eu "
+        "não quero mais andar com ele.",
     ),
     left_to_the_reader=(
+        "Olá, eu me mudei para Fremont em outubro e atualizei meu endereço no Workday. Obrigada!",
         "I moved to Fremont in October and updated my address in Workday. Thanks!",
         "Sorry if I sounded upset on the phone, I just wanted to know where to update my shift.",
     ),

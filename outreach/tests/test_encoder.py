@@ -6,12 +6,14 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from outreach.replies.encoder import DIMENSIONS, embed, embed_many
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow_process
 def test_a_web_process_does_not_load_the_encoder_when_it_imports_the_reader():
     code = (
         "import django, sys; django.setup(); "
