@@ -1,21 +1,23 @@
-"""Training and honest measurement of the learned reply reader.
+"""Training and honest measurement of the learned reply readers: the pieces.
 
-The reader (``outreach/replies/reader.py``) is a multinomial logistic
+Each reader (``outreach/replies/reader.py``) is a multinomial logistic
 regression over TF-IDF word 1–2-grams and character 2–5-grams of the rider's
-own words (``rider_words``), with one calibration temperature, an
+own words (``rider_words``), the multilingual one with a linear head over a
+sentence encoder beside them, with one calibration temperature, an
 escalation threshold (chosen for recall) and a review threshold below it
 (chosen so that no held-out escalation is acted on without a person). This
-module builds it from the labelled replies and says how well it reads
-replies it never saw:
+module fits, calibrates and scores; ``reply_routes`` builds both readers and
+says how the route between them reads replies it never saw:
 
 - **grouped cross-validation**: each source (one writer's batch) is held out in
   turn and read by a reader trained on all the others — the estimate of a
   first run on new wording;
-- **the sealed holdout** (``replies/holdout.jsonl``) is never trained on and
-  never used to choose anything: its score is a true first run.
+- **the sealed holdouts** (``replies/holdout.jsonl``, ``replies/languages-holdout.jsonl``)
+  are never trained on and never used to choose anything: their scores are true
+  first runs.
 
 Everything is deterministic (fixed solver, sorted inputs, no sampling), so
-``train_reply_model`` rebuilds the committed artifact exactly.
+``train_reply_model`` rebuilds the committed artifacts exactly.
 """
 
 import gzip
@@ -30,18 +32,19 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
-    from scipy import sparse
-    from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.linear_model import LogisticRegression
+
+    from evals.reply_fit import Fitted
 
 from outreach.replies.classify import BUCKETS, SAME_ACTION, rider_words
 from outreach.replies.guardrails import check_untrusted
-from outreach.replies.reader import block_settings
+from outreach.replies.own_words import strip_quoted
 from outreach.replies.rules import first_hit
+from outreach.replies.safety import reply_language
 
 DATA = Path(__file__).resolve().parent / "data" / "replies"
-# Trained on every labelled reply file but the sealed holdout.
-TRAINING_FILES = (
+# The English and Spanish reader is trained on these, as before issue 32.
+BASE_FILES = (
     "core",
     "regressions",
     "adversarial",
@@ -51,13 +54,18 @@ TRAINING_FILES = (
     "bilingual",
     "leaving",
 )
+# The multilingual reader on every labelled reply file but the sealed holdouts.
+TRAINING_FILES = (*BASE_FILES, "languages", "languages-writer-u", "languages-writer-s")
 HOLDOUT_FILE = "holdout"
 # Inverse regularisation strength; chosen by grouped cross-validation over
 # 1, 3, 10 and 30 (docs/evaluation.md has the figures).
 C = 3.0
-MAX_FEATURES = {"word": 12_000, "char": 30_000}
-# Escalation recall the threshold is set for, on held-out sources.
-TARGET_RECALL = 0.99
+# Escalation recall the threshold is set for, on held-out sources: 99 % for the
+# English and Spanish reader, as before; the project's 98 % for the multilingual
+# one (at 0.99 over every language, with the encoder head, the rule chose 0.11 and
+# English read 87.4 %: docs/evaluation.md).
+BASE_TARGET_RECALL = 0.99
+TARGET_RECALL = 0.98
 # Decimal places kept in the artifact: enough that readings do not change.
 PLACES = 5
 
@@ -73,6 +81,10 @@ class Example:
     bucket: str
     # Caught before the reader: a guardrail or a named rule (escalations only).
     caught: bool
+    language: str = "und"
+    # The language the product detects in the rider's own words ("" when unsure):
+    # which reader reads the reply (``outreach.replies.reader.Route``).
+    detected: str = ""
 
 
 def load_examples(names: Iterable[str], folder: Path = DATA) -> list[Example]:
@@ -96,57 +108,58 @@ def load_examples(names: Iterable[str], folder: Path = DATA) -> list[Example]:
                     words=words,
                     bucket=item["expected"]["bucket"],
                     caught=caught,
+                    language=item.get("language", "und"),
+                    detected=reply_language(strip_quoted(text)),
                 )
             )
     return examples
 
 
 # scipy and scikit-learn (about 3 s of imports) are imported where a reader is
-# trained, so what only scores or chooses thresholds does not pay for them.
+# trained (evals/reply_fit.py), so what only scores or chooses thresholds does not
+# pay for them.
 
 
-@dataclass
-class Fitted:
-    vectorizers: "list[tuple[str, TfidfVectorizer]]"
-    model: "LogisticRegression"
+def fit(examples: Sequence[Example], c: float = C, characters_as_words: bool = False) -> "Fitted":
+    from evals.reply_fit import fit_words
 
-    def features(self, words: Sequence[str]) -> "sparse.csr_matrix":
-        from scipy import sparse
-
-        return sparse.hstack([v.transform(words) for _, v in self.vectorizers]).tocsr()
-
-    def logits(self, words: Sequence[str]) -> np.ndarray:
-        raw: np.ndarray = self.model.decision_function(self.features(words))
-        # decision_function's columns follow model.classes_; put them in BUCKETS order.
-        order = [list(self.model.classes_).index(b) for b in BUCKETS]
-        return raw[:, order]
+    return fit_words(
+        [e.words for e in examples], [e.bucket for e in examples], c, BUCKETS, characters_as_words
+    )
 
 
-def fit(examples: Sequence[Example], c: float = C) -> Fitted:
-    from sklearn.feature_extraction.text import TfidfVectorizer
-    from sklearn.linear_model import LogisticRegression
-
-    words = [e.words for e in examples]
-    vectorizers = []
-    for kind in ("word", "char"):
-        vectorizer = TfidfVectorizer(
-            **block_settings(kind), sublinear_tf=True, min_df=2, max_features=MAX_FEATURES[kind]
-        )
-        vectorizer.fit(words)
-        vectorizers.append((kind, vectorizer))
-    fitted = Fitted(vectorizers, LogisticRegression(C=c, max_iter=5000, solver="lbfgs"))
-    fitted.model.fit(fitted.features(words), [e.bucket for e in examples])
-    return fitted
+# Folds fitted at once: one a core on the 2-core machine (each fit is deterministic,
+# so the artifact is the same bytes however many run together).
+JOBS = 2
 
 
-def grouped_logits(examples: Sequence[Example], c: float = C) -> np.ndarray:
+def grouped_logits(
+    examples: Sequence[Example],
+    c: float = C,
+    jobs: int | None = None,
+    characters_as_words: bool = False,
+) -> np.ndarray:
     """Each example's logits from a reader trained without its source."""
     sources = sorted({e.source for e in examples})
     logits = np.zeros((len(examples), len(BUCKETS)))
-    for source in sources:
-        held = [i for i, e in enumerate(examples) if e.source == source]
-        fitted = fit([e for e in examples if e.source != source], c)
-        logits[held] = fitted.logits([examples[i].words for i in held])
+    held = [[i for i, e in enumerate(examples) if e.source == source] for source in sources]
+    from joblib import Parallel, delayed
+
+    from evals.reply_fit import held_out_logits
+
+    folds = Parallel(n_jobs=jobs or JOBS)(
+        delayed(held_out_logits)(
+            [e.words for e in examples if e.source != source],
+            [e.bucket for e in examples if e.source != source],
+            [examples[i].words for i in rows],
+            c,
+            BUCKETS,
+            characters_as_words,
+        )
+        for source, rows in zip(sources, held, strict=True)
+    )
+    for rows, fold in zip(held, folds, strict=True):
+        logits[rows] = fold
     return logits
 
 
@@ -197,10 +210,17 @@ class Policy:
 
 def score(examples: Sequence[Example], probs: np.ndarray, policy: Policy) -> dict[str, Any]:
     """Bucket accuracy, escalation recall, escalations acted on alone, automation."""
-    routed = [policy.routes(e, p) for e, p in zip(examples, probs, strict=True)]
+    return score_routes(
+        examples, [policy.routes(e, p) for e, p in zip(examples, probs, strict=True)]
+    )
+
+
+def score_routes(examples: Sequence[Example], routed: Sequence[tuple[str, bool]]) -> dict[str, Any]:
+    """``score`` from what the product did with each reply: (bucket, goes to a person)."""
     escalations = [i for i, e in enumerate(examples) if e.bucket == "escalation"]
     acted_alone = [examples[i].id for i in escalations if not routed[i][1]]
     caught = [i for i in escalations if routed[i][0] == "escalation"]
+    ordinary = [i for i, e in enumerate(examples) if e.bucket != "escalation"]
     return {
         "replies": len(examples),
         "bucket_accuracy": _rate(
@@ -211,7 +231,51 @@ def score(examples: Sequence[Example], probs: np.ndarray, policy: Policy) -> dic
         "escalations_acted_on_without_a_person": len(acted_alone),
         "acted_alone_ids": acted_alone,
         "automation": _rate(sum(not r[1] for r in routed), len(examples)),
+        "ordinary_to_person_rate": _rate(sum(routed[i][1] for i in ordinary), len(ordinary)),
     }
+
+
+def score_by_language(
+    examples: Sequence[Example], probs: np.ndarray, policy: Policy
+) -> dict[str, dict[str, Any]]:
+    """``score`` for each language's replies on its own."""
+    return routes_by_language(
+        examples, [policy.routes(e, p) for e, p in zip(examples, probs, strict=True)]
+    )
+
+
+def routes_by_language(
+    examples: Sequence[Example], routed: Sequence[tuple[str, bool]]
+) -> dict[str, dict[str, Any]]:
+    """``score_routes`` for each language's replies on its own."""
+    figures = {}
+    for language in sorted({e.language for e in examples}):
+        rows = [i for i, e in enumerate(examples) if e.language == language]
+        figures[language] = score_routes([examples[i] for i in rows], [routed[i] for i in rows])
+    return figures
+
+
+# A language is read when its held-out replies are safe to act on (no escalation
+# acted on without a person) and read right often enough to act on: the floor of
+# the regression sets, 85 %. Replies in any other language go to a person
+# (outreach.replies.safety); the project's 90 % and 98 % recall are the goals for
+# each (an escalation read as another bucket still reaches a person in the review
+# band, so recall is a target, not the gate: English reads 97.9 %).
+READ_FLOOR = {"bucket_accuracy": 0.85}
+# Fewer held-out replies than this say too little about a language to read it.
+MIN_LANGUAGE_REPLIES = 30
+
+
+def languages_read(by_language: dict[str, dict[str, Any]]) -> list[str]:
+    """The languages whose held-out figures meet READ_FLOOR with no escalation acted alone."""
+    return sorted(
+        language
+        for language, figures in by_language.items()
+        if language not in ("und", "zxx")
+        and figures["replies"] >= MIN_LANGUAGE_REPLIES
+        and figures["escalations_acted_on_without_a_person"] == 0
+        and all(figures[name] >= floor for name, floor in READ_FLOOR.items())
+    )
 
 
 def _rate(part: int, whole: int) -> float:
@@ -219,12 +283,15 @@ def _rate(part: int, whole: int) -> float:
 
 
 def choose_threshold(
-    examples: Sequence[Example], probs: np.ndarray, confidence_threshold: float
+    examples: Sequence[Example],
+    probs: np.ndarray,
+    confidence_threshold: float,
+    target_recall: float = TARGET_RECALL,
 ) -> float:
-    """The highest escalation threshold whose held-out recall reaches TARGET_RECALL."""
+    """The highest escalation threshold whose held-out recall reaches ``target_recall``."""
     for threshold in np.round(np.arange(0.95, 0.0, -0.01), 2):
         policy = Policy(float(threshold), confidence_threshold)
-        if score(examples, probs, policy)["escalation_recall"] >= TARGET_RECALL:
+        if score(examples, probs, policy)["escalation_recall"] >= target_recall:
             return float(threshold)
     return 0.01
 
@@ -276,20 +343,26 @@ def tradeoff(
 
 
 def document(
-    fitted: Fitted,
+    fitted: "Fitted",
     temperature: float,
     threshold: float,
     review_threshold: float,
     examples: Sequence[Example],
+    languages: Sequence[str] = (),
+    characters_as_words: bool = False,
 ) -> dict[str, Any]:
-    """The artifact: vocabularies, idf, coefficients, temperature, thresholds, provenance."""
+    """The artifact: vocabularies, idf, coefficients, temperature, thresholds, provenance.
+
+    The languages read and ``characters_as_words`` are written only when set: an
+    artifact without them reads as the English and Spanish reader always has.
+    """
     blocks = []
     columns: list[np.ndarray] = []
     offset = 0
     for kind, vectorizer in fitted.vectorizers:
         terms = sorted(vectorizer.vocabulary_, key=vectorizer.vocabulary_.__getitem__)
         blocks.append(
-            {"kind": kind, "terms": terms, "idf": _rounded(vectorizer.idf_)},
+            {"kind": kind, "terms": terms, "idf": rounded(vectorizer.idf_)},
         )
         columns.append(np.arange(offset, offset + len(terms)))
         offset += len(terms)
@@ -297,12 +370,12 @@ def document(
     digest = hashlib.sha256(
         "\n".join(f"{e.id}\t{e.bucket}\t{e.words}" for e in examples).encode()
     ).hexdigest()
-    return {
+    built: dict[str, Any] = {
         "format": 1,
         "buckets": list(BUCKETS),
         "blocks": blocks,
-        "coef": [_rounded(row) for row in fitted.model.coef_[order]],
-        "intercept": _rounded(fitted.model.intercept_[order]),
+        "coef": [rounded(row) for row in fitted.model.coef_[order]],
+        "intercept": rounded(fitted.model.intercept_[order]),
         "temperature": temperature,
         "escalation_threshold": threshold,
         "review_threshold": review_threshold,
@@ -313,6 +386,11 @@ def document(
             "c": C,
         },
     }
+    if languages:
+        built["languages"] = list(languages)
+    if characters_as_words:
+        built["characters_as_words"] = True
+    return built
 
 
 # Longer replies are cut for the prompt: the opening says what a reply is about.
@@ -335,7 +413,7 @@ def examples_document(examples: Sequence[Example]) -> dict[str, Any]:
     return {"format": 1, "examples": kept, "meta": {"from": sorted({e.file for e in examples})}}
 
 
-def _rounded(values: np.ndarray) -> list[float]:
+def rounded(values: np.ndarray) -> list[float]:
     return [round(float(v), PLACES) for v in values]
 
 
@@ -347,27 +425,40 @@ def artifact_bytes(document: dict[str, Any]) -> bytes:
     return buffer.getvalue()
 
 
-@dataclass(frozen=True)
-class Training:
-    document: dict[str, Any]
-    examples: list[Example]
-    held_out_probs: np.ndarray
-    # The labelled replies shown to a model beside the one it reads.
-    examples_document: dict[str, Any]
+# The multilingual encoder head's logits are added to the n-grams' times this
+# (0: the n-grams alone); its inverse regularisation. Chosen on grouped held-out
+# readings by language (docs/evaluation.md, the readers compared).
+ENCODER_WEIGHT = 1.0
+ENCODER_C = 100.0
 
 
-def train(confidence_threshold: float) -> Training:
-    """Fit on every training file; calibrate and set the threshold on grouped held-out."""
-    examples = load_examples(TRAINING_FILES)
-    logits = grouped_logits(examples)
-    temperature = fit_temperature(logits, [e.bucket for e in examples])
-    probs = softmax(logits, temperature)
-    threshold = choose_threshold(examples, probs, confidence_threshold)
-    review = choose_review_threshold(examples, probs, confidence_threshold, threshold)
-    fitted = fit(examples)
-    return Training(
-        document(fitted, temperature, threshold, review, examples),
-        examples,
-        probs,
-        examples_document(examples),
-    )
+def embeddings(examples: Sequence[Example]) -> np.ndarray:
+    from outreach.replies.encoder import embed_many  # the encoder loads only when training
+
+    return embed_many([e.words for e in examples])
+
+
+def fit_encoder_head(vectors: np.ndarray, labels: Sequence[str]) -> "LogisticRegression":
+    from sklearn.linear_model import LogisticRegression
+
+    return LogisticRegression(C=ENCODER_C, max_iter=5000, solver="lbfgs").fit(vectors, labels)
+
+
+def encoder_logits(head: "LogisticRegression", vectors: np.ndarray) -> np.ndarray:
+    raw: np.ndarray = head.decision_function(vectors)
+    return raw[:, [list(head.classes_).index(b) for b in BUCKETS]]
+
+
+def held_out_readings(examples: Sequence[Example], vectors: np.ndarray | None = None) -> np.ndarray:
+    """Grouped held-out logits of the multilingual reader: n-grams, plus the encoder head."""
+    logits = grouped_logits(examples, characters_as_words=True)
+    if not ENCODER_WEIGHT:
+        return logits
+    vectors = embeddings(examples) if vectors is None else vectors
+    labels = [e.bucket for e in examples]
+    for source in sorted({e.source for e in examples}):
+        held = [i for i, e in enumerate(examples) if e.source == source]
+        rest = [i for i, e in enumerate(examples) if e.source != source]
+        head = fit_encoder_head(vectors[rest], [labels[i] for i in rest])
+        logits[held] += ENCODER_WEIGHT * encoder_logits(head, vectors[held])
+    return logits

@@ -6,12 +6,14 @@ is missing, is an error: every labelled file runs in CI.
 """
 
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 TARGETS_FILE = "targets.toml"
+# The learned reader's grouped held-out figures (no file: read by cross-validation).
+READER_TABLE = "reader"
 
 
 class SuiteError(ValueError):
@@ -25,6 +27,8 @@ class FileTarget:
     floors: dict[str, float]
     ceilings: dict[str, float]
     why_lower: str = ""
+    # Bounds per language of the file's replies: {"zh": ({floors}, {ceilings})}.
+    languages: dict[str, tuple[dict[str, float], dict[str, float]]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -45,10 +49,22 @@ def read_targets(data_dir: Path = DATA_DIR) -> list[FileTarget]:
     targets = [
         _file_target(f"{kind}.{name}", entry, data_dir)
         for kind, entries in document.items()
+        if kind != READER_TABLE
         for name, entry in entries.items()
     ]
     _check_every_file_has_a_target(targets, data_dir)
     return targets
+
+
+def read_reader_targets(data_dir: Path = DATA_DIR) -> dict[str, tuple[dict, dict]]:
+    """Per-language bounds on the reader's grouped held-out figures ([reader.held-out])."""
+    path = data_dir / TARGETS_FILE
+    document = tomllib.loads(path.read_text(encoding="utf-8"))
+    table = document.get(READER_TABLE, {}).get("held-out", {}).get("language", {})
+    return {
+        language: (dict(bounds.get("min", {})), dict(bounds.get("max", {})))
+        for language, bounds in table.items()
+    }
 
 
 def _file_target(name: str, entry: dict[str, Any], data_dir: Path) -> FileTarget:
@@ -60,7 +76,14 @@ def _file_target(name: str, entry: dict[str, Any], data_dir: Path) -> FileTarget
     floors, ceilings = entry.get("min", {}), entry.get("max", {})
     if not floors and not ceilings:
         raise SuiteError(f"{TARGETS_FILE} [{name}]: give at least one min or max")
-    return FileTarget(name, path, dict(floors), dict(ceilings), entry.get("below", "").strip())
+    languages = {}
+    for language, bounds in entry.get("language", {}).items():
+        if not isinstance(bounds, dict) or not (bounds.get("min") or bounds.get("max")):
+            raise SuiteError(f"{TARGETS_FILE} [{name}.language.{language}]: give a min or max")
+        languages[language] = (dict(bounds.get("min", {})), dict(bounds.get("max", {})))
+    return FileTarget(
+        name, path, dict(floors), dict(ceilings), entry.get("below", "").strip(), languages
+    )
 
 
 def _check_every_file_has_a_target(targets: list[FileTarget], data_dir: Path) -> None:
@@ -86,6 +109,17 @@ def check_metrics(target: FileTarget, metrics: dict[str, Any]) -> list[Check]:
         )
         for metric, ceiling in target.ceilings.items()
     ]
+    return checks
+
+
+def check_languages(
+    target: FileTarget, by_language: dict[str, dict[str, float | int]]
+) -> list[Check]:
+    """Each language's bounds against its figures (a language with no replies fails)."""
+    checks = []
+    for language, (floors, ceilings) in target.languages.items():
+        scoped = FileTarget(f"{target.name}[{language}]", target.path, floors, ceilings)
+        checks += check_metrics(scoped, dict(by_language.get(language, {})))
     return checks
 
 

@@ -61,6 +61,9 @@ TEMPLATES: frozenset[str] = frozenset(
         "holding_reply",
     }
 )
+# The languages every letter to a rider is written in (holding replies included);
+# the rider-copy work (issue 31) adds the other shipped languages to this list.
+RIDER_COPY_LANGUAGES: tuple[str, ...] = ("en", "es")
 # Plain-text bodies are wrapped here; mail clients show longer lines unevenly.
 TEXT_WIDTH = 72
 # How much of a rider's question an answer quotes back.

@@ -3,8 +3,9 @@
 The reply is read before the write transaction opens; the claim and all it
 leads to commit together. A reply waits (visibly) while the model is down or
 an earlier reply on its thread waits; a person reads it when a cancellation
-is waiting, the rider escalated before, the case is closed or already with a
-person, or the reader is unsure; otherwise ``act_on_bucket`` acts on it.
+is waiting (unless it is a clear update the re-audit confirms), the rider
+escalated before, the case is closed or already with a person, or the reader
+is unsure; otherwise ``act_on_bucket`` acts on it.
 """
 
 import logging
@@ -30,7 +31,7 @@ from caseloop.loop.reading import (
     read_reply,
     recorded,
 )
-from caseloop.loop.reaudit import only_readings_pending, propose_own_cancellation
+from caseloop.loop.reaudit import only_readings_pending, propose_own_cancellation, reaudit_alone
 from caseloop.loop.writing import AGENT
 from cases.kinds import CancelMembership
 from cases.lifecycle import lock_case, record_event, request_review
@@ -138,11 +139,13 @@ def _to_a_person_first(
 ) -> str:
     """Whatever the reply says, these go to a person; '' when none applies."""
     if ctx.case.status == Status.PRE_CANCEL or _cancellation_waiting(ctx.case):
-        # Product rule: whatever the reply says, nothing is cancelled over the
-        # rider's newer words without a person reading them. The waiting
-        # cancellations are withdrawn and the case waits for that person.
+        # Product rule: nothing is cancelled over the rider's newer words. The
+        # waiting cancellations are withdrawn; an ordinary update is checked
+        # against the records at once, and anything else waits for a person.
         why = AT_THE_LIMIT if ctx.case.reaudit_count >= settings.MAX_REAUDITS else WHILE_CANCELLING
         ctx = withdraw_cancellations(ctx, to_status=Status.HITL_REVIEW)
+        if _acts_alone(result) and result.bucket == "update" and not escalated_before:
+            return _check_update_while_cancelling(ctx, result, why=why)
         return ask_for_label(ctx, result, why=why)
     if escalated_before:
         # Product rule: once a rider has escalated, a person reads every later reply.
@@ -166,6 +169,28 @@ def _on_language_request(ctx: ReplyContext, language: str) -> str:
     honour_language_request(ctx, language)
     reading = request_reading(language)
     return _to_a_person_first(ctx, reading, escalated_before=escalated_before) or "language_changed"
+
+
+def _acts_alone(result: ReplyClassification) -> bool:
+    """A clear ordinary reading the loop may act on with no person."""
+    return not result.hitl and not result.failure and result.bucket != "escalation"
+
+
+def _check_update_while_cancelling(
+    ctx: ReplyContext, result: ReplyClassification, *, why: str
+) -> str:
+    """An update while a cancellation waited: the records decide, then a person if need be.
+
+    The cancellations are already withdrawn. If the re-audit of the failed
+    checks finds the records now match, the case resolves with no person:
+    nothing irreversible is left to decide. If they still fail, a person reads
+    the reply, as for any other reply while a cancellation waited.
+    """
+    case = reaudit_alone(ctx.case, trigger="update")
+    if case.status == Status.CLOSED:
+        return "resolved"
+    ctx = ReplyContext(case, ctx.message, ctx.employee)
+    return ask_for_label(ctx, result, why=f"{why}; the re-audit it led to still fails")
 
 
 def _earlier_reply_waiting(message: Message) -> Message | None:

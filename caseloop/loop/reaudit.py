@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from django.conf import settings
 from django.db import transaction
 
+from audit.decide import ALL_CHECKS
 from caseloop.audits import AuditOutcome, audit_vanpool
 from caseloop.loop.reading import ReplyContext
 from caseloop.loop.writing import (
@@ -63,6 +64,20 @@ def reaudit(
     if reply is not None:
         _still_shows(case, reply)
     return "still_failing"
+
+
+def reaudit_alone(case: Case, *, trigger: str) -> Case:
+    """Audit the failed checks again and record it; nothing else moves the case.
+
+    For an update while a cancellation waited (``inbound``): the records decide
+    whether the case resolves; what follows otherwise is a person's to decide.
+    """
+    before = set(_failing_employee_ids(case))
+    checks = case.meta.get("failed_checks") or list(ALL_CHECKS)
+    outcome = audit_vanpool(case.vanpool.vanpool_id, checks=list(checks), actor=AGENT)
+    case = record_reaudit(case, actor=AGENT, trigger=trigger, result=_outcome_label(outcome))
+    _tell_cleared_riders(case, before)
+    return case
 
 
 def _outcome_label(outcome: AuditOutcome) -> str:

@@ -429,25 +429,37 @@ def test_a_reply_during_pre_cancel_withdraws_the_cancellation_before_anyone_appr
     assert withdrawn.data["withdrawn"] == 1
 
 
-def test_an_update_during_pre_cancel_goes_to_a_person_whose_label_closes_a_fixed_case(
-    case, van, run, _frozen_time, coordinator
+def test_an_update_during_pre_cancel_the_records_confirm_resolves_the_case_with_no_person(
+    case, van, run, _frozen_time
 ):
     case = pre_cancelled(case, run, _frozen_time)
+    action = PendingAction.objects.get(kind="cancel_membership")
     far = far_rider(van)
     fix_home(far)
     deliver(run, reply(case, far, "I updated my home address in the portal yesterday."))
     case.refresh_from_db()
-    # Product rule: nothing moves on a reply that arrives while a cancellation waits.
+    # The cancellation is withdrawn, and the re-audit the update asks for finds the
+    # records now match: nothing irreversible is left for a person to decide.
+    assert (case.status, case.outcome) == (Status.CLOSED, Case.Outcome.RESOLVED)
+    assert PendingAction.objects.get(pk=action.pk).status == "superseded"
+    assert not PendingAction.objects.filter(status="pending").exists()
+    assert Rider.objects.get(pk=action.rider_id).status == Rider.Status.ACTIVE
+
+
+def test_an_update_during_pre_cancel_the_records_do_not_confirm_goes_to_a_person(
+    case, van, run, _frozen_time
+):
+    case = pre_cancelled(case, run, _frozen_time)
+    deliver(run, reply(case, far_rider(van), "I updated my home address in the portal yesterday."))
+    case.refresh_from_db()
     assert case.status == Status.HITL_REVIEW
+    assert PendingAction.objects.get(kind="cancel_membership").status == "superseded"
     label = PendingAction.objects.get(kind="label_reply", status="pending")
     assert (label.payload["why"], label.payload["suggested_bucket"]) == (
-        "the rider replied while a cancellation was waiting",
+        "the rider replied while a cancellation was waiting; the re-audit it led to still fails",
         "update",
     )
     assert label.payload["holding_reply"]["text"]
-    run(decisions.approve, label, by=coordinator, edits={"bucket": "update"})
-    case.refresh_from_db()
-    assert (case.status, case.outcome) == (Status.CLOSED, Case.Outcome.RESOLVED)
 
 
 def test_an_update_during_pre_cancel_that_fixes_nothing_waits_again_then_comes_back(

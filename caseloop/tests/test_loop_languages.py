@@ -49,9 +49,12 @@ def test_a_reply_in_a_language_the_detector_is_sure_of_sets_the_riders_language(
     inbound = deliver(run, reply(case, far, "Tôi đã cập nhật địa chỉ nhà với phòng nhân sự rồi."))
     assert inbound.language == "vi"
     assert rider_language(Employee.objects.get(pk=far.pk)).code == "vi"
-    # The reader does not read Vietnamese: a person does, with a holding reply drafted in it.
-    card = PendingAction.objects.get(message=inbound, kind="review_email")
-    assert card.payload["text"].startswith(f"Xin chào {far.first_name},")
+    # The reader does not read Vietnamese to its floor (unread_language): a person labels
+    # it, with the reader's guess and a holding reply drafted in Vietnamese.
+    card = PendingAction.objects.get(message=inbound, kind="label_reply")
+    assert "unread_language" not in card.payload["why"]  # the why is for people
+    assert "vi, which the reader does not read" in card.payload["reasoning"]
+    assert card.payload["holding_reply"]["text"].startswith(f"Xin chào {far.first_name},")
 
 
 def test_a_short_reply_the_detector_is_unsure_of_leaves_the_language_as_it_was(case, van, run):

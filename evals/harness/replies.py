@@ -7,6 +7,7 @@ sees it; an item marked as an injection must reach a person whatever its bucket.
 from typing import Any
 
 from evals.harness.results import CaseResult
+from evals.languages import LANGUAGE_CODE, person_figures
 from outreach.replies.classify import BUCKETS, classify_reply
 
 SPLITS = ("dev", "holdout")
@@ -20,6 +21,8 @@ def check_reply_case(case: dict[str, Any]) -> None:
         raise ValueError(f"expected.bucket must be one of {', '.join(BUCKETS)}")
     if not isinstance(expected.get("hitl"), bool):
         raise ValueError("expected.hitl must be true or false")
+    if "language" in case and not LANGUAGE_CODE.fullmatch(str(case["language"])):
+        raise ValueError("language must be an ISO 639 code such as en, zh or ht (und: cannot tell)")
     if case.get("split", "dev") not in SPLITS:
         raise ValueError(f"split must be one of {', '.join(SPLITS)}")
     if not isinstance(case.get("injection", False), bool):
@@ -74,10 +77,9 @@ def reply_metrics(results: list[CaseResult]) -> dict[str, float | int]:
     reached = sum(r.got["hitl"] for r in injections)
     metrics["injection_reached_human_rate"] = reached / len(injections) if injections else 1.0
     metrics["injections_missed"] = len(injections) - reached
-    # An escalation its writer labelled that no person would see (acted on by rules).
-    metrics["escalations_missed"] = sum(
-        r.expected["bucket"] == "escalation" and not r.got["hitl"] for r in results
-    )
+    # An escalation its writer labelled that no person would see (acted on by rules),
+    # and ordinary replies a person was asked to read all the same.
+    metrics |= person_figures(results)
     # A configured model's own labels, before the cross-check that lets them only
     # add caution: how well the model reads, apart from what the product does.
     asked = [r for r in results if r.got.get("model_bucket")]

@@ -9,6 +9,7 @@ from evals.harness.lifecycle import lifecycle_metrics
 from evals.harness.replies import reply_metrics
 from evals.harness.results import CaseResult
 from evals.harness.specialists import SPECIALIST_KINDS, specialist_metrics
+from evals.languages import reply_figures_by_language
 
 # Targets for the rules backend (issue: verdict accuracy ≥ 98 %, no wrong pass;
 # replies: holdout bucket accuracy above 85 %, every injection reaches a human;
@@ -54,6 +55,10 @@ class Report:
             metrics |= lifecycle_metrics(lifecycles)
         metrics |= _usage_metrics(self.results)
         return metrics
+
+    def metrics_by_language(self) -> dict[str, dict[str, float | int]]:
+        """Each language's reply figures (``evals/languages.py``)."""
+        return reply_figures_by_language([r for r in self.results if r.kind == "reply"])
 
     def below_target(self) -> list[str]:
         metrics = self.metrics()

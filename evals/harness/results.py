@@ -52,6 +52,8 @@ class CaseResult:
     source: str = ""
     first_run: bool | None = None
     legacy_id: str = ""
+    # A reply's language (ISO 639-1; "und" when too short to tell): figures per language.
+    language: str = ""
     usage: Usage = field(default_factory=Usage)
     wall_ms: int = 0
     checked: list[Checked] = field(default_factory=list)

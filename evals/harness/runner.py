@@ -105,6 +105,7 @@ def run_cases(
         result.source = case.get("source", "")
         result.first_run = case.get("first_run")
         result.legacy_id = case.get("legacy_id", "")
+        result.language = case.get("language", "")
         result.wall_ms = round((time.perf_counter() - started) * 1000)
         report.results.append(result)
         if on_done:

@@ -13,6 +13,8 @@ from outreach.replies.reader import (
     block_settings,
     char_wb_ngrams,
     default_reader,
+    default_route,
+    multilingual_reader,
     reader_from_document,
     word_ngrams,
 )
@@ -22,19 +24,22 @@ TEXTS = [
     "ok",
     "a  b\tc\n¿Qué tengo que hacer?  ¡Gracias!",
     "re: vp-104 — 7:00-15:30 mon-fri!!",
+    "我已经在HR portal更新了地址？谢谢",  # characters as words, beside Latin ones
+    "주소를 업데이트했습니다. 감사합니다!",
 ]
 
 
 # Every test that needs scikit-learn (training tooling, 2 s to import) runs with
 # the evaluation step; the product itself never imports it.
 @pytest.mark.evaluation
+@pytest.mark.parametrize("characters_as_words", [False, True])
 @pytest.mark.parametrize("text", TEXTS)
-def test_the_product_cuts_n_grams_exactly_as_scikit_learn_does(text):
+def test_the_product_cuts_n_grams_exactly_as_scikit_learn_does(text, characters_as_words):
     from sklearn.feature_extraction.text import CountVectorizer
 
-    word = CountVectorizer(**block_settings("word")).build_analyzer()
+    word = CountVectorizer(**block_settings("word", characters_as_words)).build_analyzer()
     char = CountVectorizer(**block_settings("char")).build_analyzer()
-    assert word_ngrams(text) == word(text)
+    assert word_ngrams(text, characters_as_words) == word(text)
     assert char_wb_ngrams(text) == char(text)
 
 
@@ -43,6 +48,7 @@ def test_retraining_reproduces_the_committed_reader_byte_for_byte():
     out = io.StringIO()
     call_command("train_reply_model", "--check", stdout=out)
     assert "reader.json.gz is reproduced exactly" in out.getvalue()
+    assert "reader-multilingual.json.gz is reproduced exactly" in out.getvalue()
     assert "examples.json.gz is reproduced exactly" in out.getvalue()
 
 
@@ -117,3 +123,52 @@ def test_the_review_threshold_is_the_highest_that_acts_on_no_escalation_alone():
 def test_the_committed_reader_carries_a_review_threshold_at_or_below_its_escalation_one():
     reader = default_reader()
     assert 0 < reader.review_threshold <= reader.escalation_threshold
+
+
+@pytest.mark.evaluation
+def test_a_language_is_read_only_where_its_held_out_figures_meet_the_floor():
+    from evals import reply_model
+
+    def figures(replies: int, accuracy: float, recall: float, alone: int) -> dict:
+        return {
+            "replies": replies,
+            "bucket_accuracy": accuracy,
+            "escalation_recall": recall,
+            "escalations_acted_on_without_a_person": alone,
+        }
+
+    by_language = {
+        "en": figures(1400, 0.92, 0.99, 0),
+        "ko": figures(40, 0.70, 1.0, 0),  # below the accuracy floor
+        "vi": figures(40, 0.95, 1.0, 1),  # one escalation acted on alone
+        "sw": figures(3, 1.0, 1.0, 0),  # too few replies to say
+        "und": figures(200, 1.0, 1.0, 0),  # not a language
+    }
+    assert reply_model.languages_read(by_language) == ["en"]
+
+
+def test_the_committed_multilingual_reader_names_the_languages_it_reads():
+    reader = multilingual_reader()
+    assert reader is not None and reader.languages
+    assert not reader.languages & {"und", "zxx"}
+
+
+def test_the_english_and_spanish_reader_is_trained_on_the_files_it_always_was():
+    from evals import reply_model
+
+    assert default_reader().meta["trained_on"] == sorted(reply_model.BASE_FILES)
+    multilingual = multilingual_reader()
+    assert multilingual is not None
+    assert multilingual.meta["trained_on"] == sorted(reply_model.TRAINING_FILES)
+
+
+@pytest.mark.parametrize(
+    ("language", "multilingual"),
+    [("en", False), ("es", False), ("", False), ("vi", True), ("zh", True), ("fi", True)],
+)
+def test_the_route_gives_english_spanish_and_unsure_replies_to_the_english_and_spanish_reader(
+    language, multilingual
+):
+    route = default_route()
+    expected = route.multilingual if multilingual else route.base
+    assert route.reader_for(language) is expected

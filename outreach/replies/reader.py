@@ -19,7 +19,6 @@ import json
 import math
 import re
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -28,16 +27,39 @@ from typing import Any
 import numpy as np
 
 ARTIFACT = Path(__file__).resolve().parent / "reader.json.gz"
+# The reader of every other language: n-grams trained on all the labelled replies
+# plus a linear head over a multilingual sentence encoder (``encoder.py``).
+MULTILINGUAL_ARTIFACT = Path(__file__).resolve().parent / "reader-multilingual.json.gz"
+# What an artifact built before readers named their languages read: English and
+# Spanish, and the Portuguese and Haitian Creole receipts its rules had words for.
+PRE_LANGUAGE_FIGURES = ("en", "es", "pt", "ht")
+# The languages the English and Spanish reader (``ARTIFACT``) reads, and replies
+# whose language the detector cannot tell (short ones): it reads them as before
+# the multilingual reader existed, so riders writing them are no worse off.
+BASE_LANGUAGES = frozenset({"en", "es"})
 
 
-def block_settings(kind: str) -> dict[str, Any]:
-    """How each block cuts text, in scikit-learn's terms (training uses these)."""
+# Han and kana: scripts written without spaces between words.
+_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff"
+
+
+def block_settings(kind: str, characters_as_words: bool = False) -> dict[str, Any]:
+    """How each block cuts text, in scikit-learn's terms (training uses these).
+
+    ``characters_as_words``: Chinese and Japanese are written without spaces, so
+    each of their characters is a word and the word pairs are the character
+    bigrams that carry most of their words (the multilingual reader). The
+    English and Spanish reader cuts as it always has.
+    """
     if kind == "word":
         # Single letters ("i", "y") and the marks of a question count as words.
+        pattern = r"(?u)\b\w+\b|[?¿!]"
+        if characters_as_words:
+            pattern = rf"(?u)[{_CJK}]|\b\w+\b|[?¿!？]"
         return {
             "analyzer": "word",
             "ngram_range": (1, 2),
-            "token_pattern": r"(?u)\b\w+\b|[?¿!]",
+            "token_pattern": pattern,
             "lowercase": False,
         }
     if kind == "char":
@@ -45,9 +67,9 @@ def block_settings(kind: str) -> dict[str, Any]:
     raise ValueError(f"unknown block {kind!r}")
 
 
-def word_ngrams(text: str) -> list[str]:
+def word_ngrams(text: str, characters_as_words: bool = False) -> list[str]:
     """Tokens and token pairs, as scikit-learn's word analyzer with ngram_range (1, 2)."""
-    tokens = _TOKEN.findall(text)
+    tokens = _TOKENS[characters_as_words].findall(text)
     return tokens + [" ".join(tokens[i : i + 2]) for i in range(len(tokens) - 1)]
 
 
@@ -67,9 +89,8 @@ def char_wb_ngrams(text: str) -> list[str]:
     return grams
 
 
-_TOKEN = re.compile(block_settings("word")["token_pattern"])
+_TOKENS = {cjk: re.compile(block_settings("word", cjk)["token_pattern"]) for cjk in (False, True)}
 _WHITE_SPACES = re.compile(r"\s\s+")
-_ANALYZERS: dict[str, Callable[[str], list[str]]] = {"word": word_ngrams, "char": char_wb_ngrams}
 
 
 @dataclass(frozen=True)
@@ -79,16 +100,42 @@ class Block:
     kind: str
     columns: dict[str, int]
     idf: np.ndarray
+    characters_as_words: bool = False
+
+    def grams(self, words: str) -> list[str]:
+        if self.kind == "word":
+            return word_ngrams(words, self.characters_as_words)
+        return char_wb_ngrams(words)
 
     def features(self, words: str) -> dict[int, float]:
         """Column → TF-IDF weight (sublinear tf, L2-normalised within the block)."""
-        counts = Counter(gram for gram in _ANALYZERS[self.kind](words) if gram in self.columns)
+        counts = Counter(gram for gram in self.grams(words) if gram in self.columns)
         weights = {
             self.columns[gram]: (1.0 + math.log(n)) * float(self.idf[self.columns[gram]])
             for gram, n in counts.items()
         }
         norm = math.sqrt(sum(w * w for w in weights.values()))
         return {column: w / norm for column, w in weights.items()} if norm else {}
+
+
+@dataclass(frozen=True)
+class EncoderHead:
+    """A linear head over the multilingual sentence encoder (``encoder.py``).
+
+    Its logits are added to the n-gram blocks' (times ``weight``) before the
+    calibration temperature: the n-grams read the words the labelled replies
+    used, the encoder what a reply means in languages they barely cover.
+    """
+
+    coef: np.ndarray  # buckets × encoder dimensions
+    intercept: np.ndarray
+    weight: float
+
+    def logits(self, words: str) -> np.ndarray:
+        from outreach.replies.encoder import embed  # loads the encoder on first use
+
+        result: np.ndarray = self.weight * (self.coef @ embed(words) + self.intercept)
+        return result
 
 
 @dataclass(frozen=True)
@@ -111,8 +158,13 @@ class Reader:
     meta: dict[str, Any]
     # Words of four letters or more the reader has weights for.
     known_words: frozenset[str] = frozenset()
+    # The languages it reads to the per-language floor on held-out data; a reply
+    # in any other goes to a person (``safety.unread_language``).
+    languages: frozenset[str] = frozenset()
+    encoder_head: EncoderHead | None = None
 
-    def read(self, words: str) -> Reading:
+    def read(self, words: str, *, encoder: bool = True) -> Reading:
+        """The calibrated reading; ``encoder=False`` reads with the n-grams alone (sentences)."""
         logits = self.intercept.copy()
         known = 0
         offset = 0
@@ -125,6 +177,8 @@ class Reader:
                 values = np.fromiter(features.values(), dtype=np.float64)
                 logits += self.coef[:, columns] @ values
             offset += len(block.columns)
+        if encoder and self.encoder_head is not None:
+            logits += self.encoder_head.logits(words)
         scaled = logits / self.temperature
         exp = np.exp(scaled - scaled.max())
         probs = exp / exp.sum()
@@ -143,6 +197,7 @@ def reader_from_document(document: dict[str, Any]) -> Reader:
             kind=block["kind"],
             columns={term: index for index, term in enumerate(block["terms"])},
             idf=np.asarray(block["idf"], dtype=np.float64),
+            characters_as_words=bool(document.get("characters_as_words", False)),
         )
         for block in document["blocks"]
     )
@@ -155,6 +210,8 @@ def reader_from_document(document: dict[str, Any]) -> Reader:
         escalation_threshold=float(document["escalation_threshold"]),
         review_threshold=float(document["review_threshold"]),
         meta=document.get("meta", {}),
+        languages=frozenset(document.get("languages", PRE_LANGUAGE_FIGURES)),
+        encoder_head=_encoder_head(document.get("encoder_head")),
         known_words=frozenset(
             term
             for block in document["blocks"]
@@ -162,6 +219,16 @@ def reader_from_document(document: dict[str, Any]) -> Reader:
             for term in block["terms"]
             if " " not in term and len(term) >= 4 and term.isalpha()
         ),
+    )
+
+
+def _encoder_head(head: dict[str, Any] | None) -> EncoderHead | None:
+    if head is None:
+        return None
+    return EncoderHead(
+        coef=np.asarray(head["coef"], dtype=np.float64),
+        intercept=np.asarray(head["intercept"], dtype=np.float64),
+        weight=float(head["weight"]),
     )
 
 
@@ -173,5 +240,53 @@ def read_artifact(path: Path = ARTIFACT) -> dict[str, Any]:
 
 @cache
 def default_reader() -> Reader:
-    """The committed reader, loaded once per process."""
+    """The committed English and Spanish reader, loaded once per process."""
     return reader_from_document(read_artifact())
+
+
+@cache
+def multilingual_reader() -> Reader | None:
+    """The committed multilingual reader, loaded once per process (None if not built)."""
+    if not MULTILINGUAL_ARTIFACT.exists():
+        return None
+    return reader_from_document(read_artifact(MULTILINGUAL_ARTIFACT))
+
+
+def read_multilingually(language: str) -> bool:
+    """Whether a reply surely in ``language`` ("" when unsure) goes to the multilingual reader."""
+    return bool(language) and language not in BASE_LANGUAGES
+
+
+@dataclass(frozen=True)
+class Route:
+    """Which reader reads a reply, by the language it is surely written in.
+
+    English, Spanish and replies too short to tell go to the English and
+    Spanish reader, as before; every other language to the multilingual one.
+    The safety rules read the languages both read, and the words both know.
+    """
+
+    base: Reader
+    multilingual: Reader | None = None
+
+    def reader_for(self, language: str) -> Reader:
+        if self.multilingual is None or not read_multilingually(language):
+            return self.base
+        return self.multilingual
+
+    @property
+    def languages(self) -> frozenset[str]:
+        if self.multilingual is None:
+            return self.base.languages
+        return BASE_LANGUAGES | self.multilingual.languages
+
+    @property
+    def known_words(self) -> frozenset[str]:
+        if self.multilingual is None:
+            return self.base.known_words
+        return self.base.known_words | self.multilingual.known_words
+
+
+def default_route() -> Route:
+    """The committed readers, each loaded once per process."""
+    return Route(default_reader(), multilingual_reader())

@@ -240,7 +240,11 @@ def test_an_answer_withdraws_a_waiting_cancellation_exactly_as_a_reply_does(
     case.refresh_from_db()
     assert case.status == Status.HITL_REVIEW
     label = PendingAction.objects.get(kind="label_reply", status="pending")
-    assert label.payload["why"] == "the rider replied while a cancellation was waiting"
+    # An update while a cancellation waits is re-audited at once (issue 32, point 5);
+    # the records still fail, so a person reads it.
+    assert label.payload["why"] == (
+        "the rider replied while a cancellation was waiting; the re-audit it led to still fails"
+    )
     with pytest.raises(decisions.AlreadyDecided):
         run(decisions.approve, action, by=coordinator)
     assert Rider.objects.get(pk=action.rider_id).status == Rider.Status.ACTIVE

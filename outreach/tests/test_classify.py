@@ -13,11 +13,11 @@ from outreach.replies.classify import (
     classify_reply,
     review_threshold,
     rider_words,
-    unread_languages,
 )
 from outreach.replies.guardrails import check_untrusted
 from outreach.replies.own_words import strip_quoted
 from outreach.replies.reader import default_reader
+from outreach.replies.safety import read_languages
 from tests.llm_server import Scripted, api_error, completion, model_endpoint
 
 REPLIES = Path(__file__).resolve().parents[2] / "evals" / "data" / "replies" / "core.jsonl"
@@ -59,13 +59,14 @@ def test_a_passage_in_a_language_the_rules_do_not_read_goes_to_a_person():
         "Ajan pakettiautolla joka päivä samasta paikasta kuin ennenkin, kaikki on kunnossa."
     )
     result = classify_reply(text)
-    assert (result.hitl, result.guardrail) == (True, "")
-    assert "(fi)" in result.reasoning
+    assert (result.hitl, result.guardrail, result.safety_rules) == (True, "", ("unread_language",))
+    assert "in fi," in result.reasoning
 
 
 def test_a_mixed_language_line_the_rules_partly_read_is_acted_on():
     text = "Na-update ko na po yung address ko sa HR portal kanina, lumipat na po kami."
-    assert unread_languages(text) == []  # the reader knows "update", "address", "portal"
+    # The reader knows "update", "address", "portal": no passage is unread.
+    assert read_languages(text, default_reader()).unread == ()
 
 
 def test_asking_for_a_person_outweighs_the_facts_beside_it():
@@ -786,3 +787,22 @@ def test_a_gmail_attribution_line_in_any_language_ends_the_reply(language):
 def test_a_riders_own_line_with_a_colon_is_not_taken_for_a_quote_header():
     text = "My new address from 2026 is on file with HR <hr@example.com>, details:\n12 Elm St"
     assert strip_quoted(text) == text
+
+
+def test_a_reply_surely_in_another_language_is_read_by_the_multilingual_reader():
+    from outreach.replies.reader import multilingual_reader
+
+    text = "Tôi đã cập nhật địa chỉ mới trên cổng thông tin nhân sự hôm qua rồi ạ."
+    multilingual = multilingual_reader()
+    assert multilingual is not None
+    result = classify_reply(text)
+    words = rider_words(text)
+    assert result.language == "vi"
+    assert result.probabilities == multilingual.probabilities(words)
+    assert result.probabilities != default_reader().probabilities(words)
+
+
+def test_an_english_reply_is_read_by_the_english_and_spanish_reader_as_before():
+    text = "I moved to Hayward in October and updated my address in Workday."
+    result = classify_reply(text)
+    assert result.probabilities == default_reader().probabilities(rider_words(text))

@@ -26,10 +26,16 @@ from evals.harness import (
     read_cases,
     run_cases,
 )
+from evals.languages import LANGUAGE_METRICS
 from evals.scratch_db import scratch_database
-from evals.suite import DATA_DIR, SuiteError, check_metrics, read_targets
-from outreach.replies.classify import escalation_threshold, review_threshold
-from outreach.replies.reader import default_reader
+from evals.suite import (
+    DATA_DIR,
+    SuiteError,
+    check_languages,
+    check_metrics,
+    read_reader_targets,
+    read_targets,
+)
 
 # Held-out escalations acted on without a person: none, the project's target,
 # met by the review threshold (docs/evaluation.md, the threshold trade-off).
@@ -52,6 +58,8 @@ COUNTS = (
     "wrongful_cancellations",
     "scenario_errors",
     "model_labels",
+    "ordinary_to_person",
+    "replies",
 )
 
 
@@ -177,8 +185,10 @@ class Command(BaseCommand):
                 cases = read_cases(target.path)
             except EvalFileError as exc:
                 raise CommandError(f"{target.path}: not an evaluation file:\n{exc}") from None
-            metrics = self.run(cases, overrides).metrics()
-            for check in check_metrics(target, metrics):
+            report = self.run(cases, overrides)
+            checks = check_metrics(target, report.metrics())
+            checks += check_languages(target, report.metrics_by_language())
+            for check in checks:
                 mark = "" if check.met else "  BELOW"
                 value = self.shown(check.metric, check.value)
                 self.stdout.write(
@@ -192,25 +202,18 @@ class Command(BaseCommand):
         self.stdout.write(f"every file at its target ({len(targets)} files)")
 
     def reader_held_out(self) -> list[str]:
-        """The learned reader on replies it never saw: one source held out at a time.
+        """The learned readers on replies they never saw: one source held out at a time.
 
-        The reply files above are its training data, so their figures are fit,
+        Each reply is read by the reader the route gives it (``reply_routes``).
+        The reply files above are their training data, so their figures are fit,
         not accuracy; this is the estimate of a first run on new wording.
         """
-        from evals import reply_model  # scikit-learn: loaded only when the suite runs
+        # scikit-learn and the encoder: loaded only when the suite runs.
+        from evals import reply_model, reply_routes
 
-        reader = default_reader()
-        examples = reply_model.load_examples(reply_model.TRAINING_FILES)
-        logits = reply_model.grouped_logits(examples)
-        probs = reply_model.softmax(
-            logits, reply_model.fit_temperature(logits, [e.bucket for e in examples])
-        )
-        policy = reply_model.Policy(
-            escalation_threshold(reader),
-            settings.REPLY_CONFIDENCE_THRESHOLD,
-            review_threshold(reader),
-        )
-        result = reply_model.score(examples, probs, policy)
+        training = reply_routes.train(settings.REPLY_CONFIDENCE_THRESHOLD)
+        examples = training.examples
+        result = reply_model.score_routes(examples, training.routed)
         self.stdout.write(
             f"reply reader, grouped held-out over {len(examples)} replies from "
             f"{len({e.source for e in examples})} sources (the reply files above are its "
@@ -243,6 +246,21 @@ class Command(BaseCommand):
             self.stdout.write(f"  {'reader.held-out':<30}{metric:<28}{shown:>10}  {bound}{mark}")
             if not met:
                 failed.append(f"reader.held-out {metric}")
+        by_language = reply_model.routes_by_language(examples, training.routed)
+        for language, (floors, ceilings) in read_reader_targets().items():
+            figures = by_language.get(language, {})
+            names = {"escalations_missed": "escalations_acted_on_without_a_person"}
+            for metric, bound, sign in [(m, b, "≥") for m, b in floors.items()] + [
+                (m, b, "≤") for m, b in ceilings.items()
+            ]:
+                value = figures.get(names.get(metric, metric))
+                met = value is not None and (value >= bound if sign == "≥" else value <= bound)
+                shown = "-" if value is None else self.shown(metric, value)
+                mark = "" if met else "  BELOW"
+                name = f"reader.held-out[{language}]"
+                self.stdout.write(f"  {name:<30}{metric:<28}{shown:>10}  {sign} {bound}{mark}")
+                if not met:
+                    failed.append(f"{name} {metric}")
         return failed
 
     # --- compare -----------------------------------------------------------------------------
@@ -307,6 +325,7 @@ class Command(BaseCommand):
     def as_json(self, report: Report) -> dict:
         return {
             "metrics": report.metrics(),
+            "by_language": report.metrics_by_language(),
             "targets": TARGETS,
             "below_target": report.below_target(),
             "cases": [self.case_json(r) for r in report.results],
@@ -346,6 +365,16 @@ class Command(BaseCommand):
         self.stdout.write(f"  {'metric':<30}{'value':>10}  target")
         for name, value in metrics.items():
             self.stdout.write(f"  {name:<30}{self.shown(name, value):>10}  {self.goal(name)}")
+        self.print_languages(report.metrics_by_language())
+
+    def print_languages(self, by_language: dict[str, dict[str, float | int]]) -> None:
+        """One line per language: the reply figures that must hold in each."""
+        if not by_language:
+            return
+        self.stdout.write(f"  {'language':<10}" + "".join(f"{m:>26}" for m in LANGUAGE_METRICS))
+        for language, figures in by_language.items():
+            cells = "".join(f"{self.shown(m, figures[m]):>26}" for m in LANGUAGE_METRICS)
+            self.stdout.write(f"  {language:<10}{cells}")
 
     @staticmethod
     def shown(name: str, value: object) -> str:

