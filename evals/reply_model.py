@@ -55,7 +55,11 @@ BASE_FILES = (
     "leaving",
 )
 # The multilingual reader on every labelled reply file but the sealed holdouts.
-TRAINING_FILES = (*BASE_FILES, "languages", "languages-writer-u", "languages-writer-s")
+TRAINING_FILES = (
+    *BASE_FILES,
+    "languages",
+    *(f"languages-writer-{writer}" for writer in "usvwxyz"),
+)
 HOLDOUT_FILE = "holdout"
 # Inverse regularisation strength; chosen by grouped cross-validation over
 # 1, 3, 10 and 30 (docs/evaluation.md has the figures).
