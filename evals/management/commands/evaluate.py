@@ -191,11 +191,11 @@ class Command(BaseCommand):
             for check in checks:
                 mark = "" if check.met else "  BELOW"
                 value = self.shown(check.metric, check.value)
-                self.stdout.write(
-                    f"  {target.name:<30}{check.metric:<28}{value:>10}  {check.bound}{mark}"
-                )
+                # check.target: the file, or the file and a language ("….languages-holdout[zh]").
+                name = check.target.name
+                self.stdout.write(f"  {name:<30}{check.metric:<28}{value:>10}  {check.bound}{mark}")
                 if not check.met:
-                    failed.append(f"{target.name} {check.metric}")
+                    failed.append(f"{name} {check.metric}")
         failed += self.reader_held_out()
         if failed:
             raise CommandError(f"below target: {', '.join(failed)}")
