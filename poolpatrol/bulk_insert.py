@@ -74,6 +74,15 @@ def insert_returning(objs: Sequence[Model]) -> None:
                 obj._state.db = connection.alias
 
 
+def saved_key(obj: Model | None) -> int | None:
+    """``obj``'s primary key; refused, as the ORM refuses it, when ``obj`` is not saved yet."""
+    if obj is None:
+        return None
+    if obj.pk is None:
+        raise ValueError(f"an unsaved {type(obj)._meta.object_name} cannot be referred to")
+    return obj.pk
+
+
 def _reads_attribute(field: Field) -> bool:
     """Whether the field's ``pre_save`` for a new row is just its attribute."""
     if isinstance(field, DateField):  # DateTimeField too: a stamp only when told to
