@@ -55,10 +55,13 @@ def insert_returning(objs: Sequence[Model]) -> None:
             batch = objs[start : start + size]
             params: list[Any] = []
             for obj in batch:
-                # As bulk_create: a related object saved after it was assigned gives its key.
-                obj._prepare_related_fields_for_save(  # type: ignore[attr-defined]
-                    operation_name="insert_returning"
-                )
+                # As bulk_create: a related object saved after it was assigned gives its
+                # key. It looks only at related objects the row holds: none, when it
+                # was given keys (as a bulk audit gives them), and then it is skipped.
+                if obj._state.fields_cache:
+                    obj._prepare_related_fields_for_save(  # type: ignore[attr-defined]
+                        operation_name="insert_returning"
+                    )
                 for field in stamped:
                     field.pre_save(obj, True)
                 values = read(obj) if len(fields) > 1 else (read(obj),)
