@@ -142,3 +142,12 @@ def test_a_saved_row_is_referred_to_by_its_key_and_an_unsaved_one_is_refused():
     unsaved = verifications(case)[0]
     with pytest.raises(ValueError, match="unsaved Verification"):
         saved_key(unsaved)
+
+
+def test_a_row_holding_an_unsaved_related_object_is_refused_and_nothing_is_written():
+    # As bulk_create refuses it: the key would be written as null and the link lost.
+    case = CaseFactory()
+    run = AgentRun(agent="ridership", backend="rules", verification=verifications(case)[0])
+    with pytest.raises(ValueError, match="unsaved related object 'verification'"):
+        insert_returning([run])
+    assert not AgentRun.objects.exists()
