@@ -97,7 +97,9 @@ def test_hr_text_the_rules_cannot_read_is_read_by_the_model_as_a_proposal(local)
     outcome = audit_vanpool(vanpool.vanpool_id)
 
     run = AgentRun.objects.get(backend="openai", agent="shift")
-    assert run.tokens_in > 0 and run.latency_ms > 0 and run.model == served_name(local)
+    assert run.tokens_in > 0 and run.latency_ms > 0 and run.model == served_name(local), (
+        f"the model call failed: {run.error!r} after {run.latency_ms} ms"
+    )
     assert outcome.model_calls == 1
     assert outcome.status == "unknown"  # the model's reading goes to a person
 
