@@ -13,7 +13,7 @@ from agents.models import AgentRun
 from agents.prompting import Prompt
 from agents.telemetry import export_on_commit
 from cases.models import Case, Verification
-from poolpatrol.bulk_insert import insert_returning
+from poolpatrol.bulk_insert import insert_returning, saved_key
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -117,10 +117,12 @@ def _unsaved_run(
         tokens_out=trace.tokens_out,
         cost_usd=trace.cost_usd,
         latency_ms=trace.latency_ms,
-        parent=parent,
-        case=case,
+        # Keys, not objects: each was inserted before this level (a related
+        # object's descriptor and save-time checks were a tenth of the writes).
+        parent_id=saved_key(parent),
+        case_id=saved_key(case),
         vanpool_id=vanpool_pk,
-        verification=trace.verification,
+        verification_id=saved_key(trace.verification),
     )
 
 

@@ -72,6 +72,8 @@ class Van:
     ]  # kind → CoverageSpans ("badge_swipes" only with a schedule)
     holidays: dict[dt.date, str]
     kinds_by_day: dict[dt.date, list[str]]  # the window's dates → the kinds covering each
+    # The window's dates as the calendar writes them: once a van, not once a rider and day.
+    labels: dict[dt.date, str]
 
     def runs(self, day: dt.date) -> bool:
         return not self.spans or WEEKDAYS[day.weekday()] in self.spans
@@ -125,6 +127,7 @@ def _van(facts: VanpoolFacts, window: list[dt.date]) -> Van:
         coverage=coverage,
         holidays=dict(facts.rides.holidays),
         kinds_by_day=kinds_by_day,
+        labels={day: day.isoformat() for day in window},
     )
 
 
@@ -212,13 +215,7 @@ def judge_rider(
             return _no_data_in_window(rider, van, window)
         return _unknown_days(rider, problem)
     scheduled = [day for day in works if van.runs(day)]
-    calendar: dict[str, str] = {}
-    counted = []
-    for day in scheduled:
-        excuse = _excuse(rider, van, day)
-        calendar[day.isoformat()] = excuse or ""
-        if not excuse:
-            counted.append(day)
+    calendar, counted = _excused(rider, van, scheduled)
     tally = Tally(window, scheduled, counted, calendar)
     if not counted:
         return tally.outcome(rider, "pass", RECHECK_CONFIDENCE, _no_workdays(rider, tally), rules)
@@ -299,10 +296,11 @@ class Tally:
     def mark_aboard(self, rider: RiderFacts, van: Van, rules: RidershipRules) -> None:
         rides = _rides_by_date(rider.rides.ride_days)
         swipes = rider.rides.swipes if "badge_swipes" in van.coverage else ()
+        calendar, labels, kinds_by_day = self.calendar, van.labels, van.kinds_by_day
         for day in self.counted:
-            kinds = van.covering(day)
+            kinds = kinds_by_day.get(day)
             if not kinds:
-                self.calendar[day.isoformat()] = "not_covered"
+                calendar[labels[day]] = "not_covered"
                 continue
             proof: list[RideMark | SwipeFacts] = list(rides.get(day, ()))
             swipe = _swipe_near_arrival(swipes, van, day, rules.swipe_window_minutes)
@@ -312,7 +310,7 @@ class Tally:
             self.sources.update(kinds)
             if proof:
                 self.aboard[day] = proof
-            self.calendar[day.isoformat()] = "aboard" if proof else "missed"
+            calendar[labels[day]] = "aboard" if proof else "missed"
 
     def outcome(
         self,
@@ -358,6 +356,26 @@ class Tally:
         proofs = chain.from_iterable(self.aboard[day] for day in sorted(self.aboard))
         shown = islice(proofs, MAX_CITED_RIDES)
         return cites + [_proof_cite(rider.employee_id, proof) for proof in shown]
+
+
+def _excused(
+    rider: RiderFacts, van: Van, scheduled: list[dt.date]
+) -> tuple[dict[str, str], list[dt.date]]:
+    """The calendar of scheduled days (each one's excuse, or "") and the days left to count."""
+    joined = rider.rides.joined
+    if not (van.holidays or rider.leave or rider.status == "on_leave") and (
+        joined is None or not scheduled or joined <= scheduled[0]
+    ):
+        # Most riders: no holiday, no leave, the seat held all window; nothing to ask a day.
+        return dict.fromkeys([van.labels[day] for day in scheduled], ""), list(scheduled)
+    calendar: dict[str, str] = {}
+    counted = []
+    for day in scheduled:
+        excuse = _excuse(rider, van, day)
+        calendar[van.labels[day]] = excuse
+        if not excuse:
+            counted.append(day)
+    return calendar, counted
 
 
 def _excuse(rider: RiderFacts, van: Van, day: dt.date) -> str:

@@ -43,7 +43,7 @@ from cases.lifecycle import (
     update_findings,
 )
 from cases.models import Case, PendingAction, Verification
-from poolpatrol.bulk_insert import insert_returning
+from poolpatrol.bulk_insert import insert_returning, saved_key
 from poolpatrol.logcontext import log_context
 from poolpatrol.privacy import withhold_home_points
 from poolpatrol.queue import enqueue_outreach
@@ -406,7 +406,7 @@ def _verification(
 ) -> Verification:
     """The check's row, unsaved: a chunk's rows are inserted together."""
     return Verification(
-        case=case,
+        case_id=saved_key(case),
         vanpool_id=_vanpool_pk(item.facts),
         check_type=check,
         verdict=result.verdict,

@@ -84,6 +84,10 @@ _POINT_IN_TEXT = re.compile(r'"home": \{\s*"lat": [^,{}]*,\s*"lng": [^,{}]*\}')
 _POINT_IN_TEXT_SOURCE = '"home": {"source": "stored_coordinates"}'
 
 
+# Values (by exact type) that hold no point and no key: kept as they are.
+_LEAVES = frozenset({str, int, float, bool, type(None)})
+
+
 def withhold_home_points(value: Any) -> Any:
     """``value`` (JSON) with every rider's home point, street and coordinates taken out.
 
@@ -97,7 +101,9 @@ def withhold_home_points(value: Any) -> Any:
         for key, item in value.items():
             if key in HOME_FIELDS:
                 continue
-            if key == "home" and isinstance(item, dict) and {"lat", "lng"} & set(item):
+            if type(item) in _LEAVES and (type(item) is not str or "home" not in item):
+                kept[key] = item  # most values: a number, an ID, a date; nothing to walk
+            elif key == "home" and isinstance(item, dict) and {"lat", "lng"} & set(item):
                 kept[key] = dict(STORED_POINT)
             else:
                 kept[key] = withhold_home_points(item)

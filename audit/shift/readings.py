@@ -8,7 +8,7 @@ import datetime as dt
 import json
 from collections.abc import Hashable
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Literal
 
 from audit.facts import ShiftFacts
@@ -41,6 +41,12 @@ class WeeklySchedule:
         return next((span for span in self.spans if span.day == weekday), None)
 
     def describe(self) -> str:
+        return self._description
+
+    @cached_property
+    def _description(self) -> str:
+        # On the reading, which riders of one shift share (``read_shift``):
+        # the cache below compares its keys' spans field by field.
         return _describe_weekly(self.spans)
 
     def key(self) -> Hashable:

@@ -110,6 +110,26 @@ def test_a_rider_who_joined_mid_window_is_judged_on_the_days_since():
     assert summary(facts).calendar["2026-10-26"] == "before_joined"
 
 
+@pytest.mark.parametrize(
+    ("joined", "excused"),
+    [
+        (None, []),
+        (dt.date(2026, 1, 5), []),  # long before the window
+        (WORKDAYS[0], []),  # on the first workday: that day counts
+        (WORKDAYS[0] + dt.timedelta(days=1), [WORKDAYS[0]]),  # a day later: it does not
+    ],
+)
+def test_a_seat_held_all_window_excuses_no_day_and_a_later_start_excuses_the_days_before(
+    joined, excused
+):
+    item = summary(van(rider("E1", WORKDAYS, joined=joined)))
+    assert item.counted == len(WORKDAYS) - len(excused)
+    assert [day for day, mark in item.calendar.items() if mark == "before_joined"] == [
+        day.isoformat() for day in excused
+    ]
+    assert set(item.calendar.values()) <= {"aboard", "before_joined"}
+
+
 def test_fewer_than_the_minimum_workdays_pass_even_without_data():
     facts = van(rider("E1", joined=dt.date(2026, 11, 19)), coverage=())
     result = check_ridership(facts, AUDIT, RULES)

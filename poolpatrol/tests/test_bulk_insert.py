@@ -9,7 +9,7 @@ from django.db.models import Model
 
 from agents.models import AgentRun
 from cases.models import Verification
-from poolpatrol.bulk_insert import insert_returning
+from poolpatrol.bulk_insert import insert_returning, saved_key
 from tests.factories import CaseFactory
 
 pytestmark = pytest.mark.django_db
@@ -133,3 +133,21 @@ def test_a_value_json_dumps_refuses_is_refused_and_nothing_is_written(value):
     with pytest.raises(TypeError):
         insert_returning(bad)
     assert not Verification.objects.exists()
+
+
+def test_a_saved_row_is_referred_to_by_its_key_and_an_unsaved_one_is_refused():
+    case = CaseFactory()
+    assert saved_key(case) == case.pk
+    assert saved_key(None) is None
+    unsaved = verifications(case)[0]
+    with pytest.raises(ValueError, match="unsaved Verification"):
+        saved_key(unsaved)
+
+
+def test_a_row_holding_an_unsaved_related_object_is_refused_and_nothing_is_written():
+    # As bulk_create refuses it: the key would be written as null and the link lost.
+    case = CaseFactory()
+    run = AgentRun(agent="ridership", backend="rules", verification=verifications(case)[0])
+    with pytest.raises(ValueError, match="unsaved related object 'verification'"):
+        insert_returning([run])
+    assert not AgentRun.objects.exists()
