@@ -58,7 +58,10 @@ BASE_FILES = (
 TRAINING_FILES = (
     *BASE_FILES,
     "languages",
-    *(f"languages-writer-{writer}" for writer in "usvwxyz"),
+    *(
+        f"languages-writer-{writer}"
+        for writer in ("u", "s", "v", "w", "x", "y", "z", "aa", "ab", "ac", "ad", "ae")
+    ),
 )
 HOLDOUT_FILE = "holdout"
 # Inverse regularisation strength; chosen by grouped cross-validation over

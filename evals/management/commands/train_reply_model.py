@@ -70,6 +70,9 @@ class Command(BaseCommand):
             f"ordinary replies to a person {held['ordinary_to_person_rate']:.1%}, "
             f"automation {held['automation']:.1%}"
         )
+        for reply_id in held["acted_alone_ids"]:
+            # What a person must look at first: an escalation no person would have seen.
+            self.stdout.write(f"  acted on without a person, held out: {reply_id}")
         self.stdout.write(
             "by language (replies, bucket accuracy, escalation recall, acted on alone, ordinary "
             "replies to a person); the multilingual reader reads: "
