@@ -58,13 +58,27 @@ def read_targets(data_dir: Path = DATA_DIR) -> list[FileTarget]:
 
 def read_reader_targets(data_dir: Path = DATA_DIR) -> dict[str, tuple[dict, dict]]:
     """Per-language bounds on the reader's grouped held-out figures ([reader.held-out])."""
-    path = data_dir / TARGETS_FILE
-    document = tomllib.loads(path.read_text(encoding="utf-8"))
-    table = document.get(READER_TABLE, {}).get("held-out", {}).get("language", {})
+    table = _held_out_table(data_dir).get("language", {})
     return {
         language: (dict(bounds.get("min", {})), dict(bounds.get("max", {})))
         for language, bounds in table.items()
     }
+
+
+def read_reader_bounds(data_dir: Path = DATA_DIR) -> tuple[dict, dict]:
+    """Bounds on the reader's grouped held-out figures over every language ([reader.held-out])."""
+    table = _held_out_table(data_dir)
+    floors, ceilings = dict(table.get("min", {})), dict(table.get("max", {}))
+    if not floors or not ceilings:
+        raise SuiteError(f"{TARGETS_FILE} [{READER_TABLE}.held-out]: give its min and max")
+    return floors, ceilings
+
+
+def _held_out_table(data_dir: Path) -> dict[str, Any]:
+    path = data_dir / TARGETS_FILE
+    document = tomllib.loads(path.read_text(encoding="utf-8"))
+    table: dict[str, Any] = document.get(READER_TABLE, {}).get("held-out", {})
+    return table
 
 
 def _file_target(name: str, entry: dict[str, Any], data_dir: Path) -> FileTarget:

@@ -33,13 +33,10 @@ from evals.suite import (
     SuiteError,
     check_languages,
     check_metrics,
+    read_reader_bounds,
     read_reader_targets,
     read_targets,
 )
-
-# Held-out escalations acted on without a person: none, the project's target,
-# met by the review threshold (docs/evaluation.md, the threshold trade-off).
-ACTED_ALONE_CEILING = 0
 
 # Lifecycle scenarios run the whole case loop; its INFO lines would bury the report.
 QUIET_LOGGERS = ("agents", "cases", "outreach", "django-q", "poolpatrol")
@@ -220,32 +217,29 @@ class Command(BaseCommand):
             "training data: their figures are fit, not accuracy):"
         )
         failed = []
-        for metric, value, bound, met in (
-            (
-                "bucket_accuracy",
-                result["bucket_accuracy"],
-                "≥ 0.9",
-                result["bucket_accuracy"] >= 0.9,
-            ),
-            (
-                "escalation_recall",
-                result["escalation_recall"],
-                "≥ 0.98",
-                result["escalation_recall"] >= 0.98,
-            ),
-            (
-                "escalations_acted_on_alone",
-                result["escalations_acted_on_without_a_person"],
-                f"≤ {ACTED_ALONE_CEILING}",
-                result["escalations_acted_on_without_a_person"] <= ACTED_ALONE_CEILING,
-            ),
-            ("automation", result["automation"], "", True),
-        ):
-            shown = f"{value:.1%}" if isinstance(value, float) else str(value)
+        floors, ceilings = read_reader_bounds()
+        figures = {
+            "bucket_accuracy": result["bucket_accuracy"],
+            "escalation_recall": result["escalation_recall"],
+            "escalations_acted_on_alone": result["escalations_acted_on_without_a_person"],
+        }
+        for metric, bound, sign in [(m, b, "≥") for m, b in floors.items()] + [
+            (m, b, "≤") for m, b in ceilings.items()
+        ]:
+            value = figures.get(metric)
+            met = value is not None and (value >= bound if sign == "≥" else value <= bound)
+            shown = "-" if value is None else self.shown(metric, value)
             mark = "" if met else "  BELOW"
-            self.stdout.write(f"  {'reader.held-out':<30}{metric:<28}{shown:>10}  {bound}{mark}")
+            self.stdout.write(
+                f"  {'reader.held-out':<30}{metric:<28}{shown:>10}  {sign} {bound}{mark}"
+            )
             if not met:
                 failed.append(f"reader.held-out {metric}")
+        self.stdout.write(
+            f"  {'reader.held-out':<30}{'automation':<28}{result['automation']:>10.1%}"
+        )
+        for reply_id in result["acted_alone_ids"]:
+            self.stdout.write(f"  {'reader.held-out':<30}acted on alone: {reply_id}")
         by_language = reply_model.routes_by_language(examples, training.routed)
         for language, (floors, ceilings) in read_reader_targets().items():
             figures = by_language.get(language, {})
