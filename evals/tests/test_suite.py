@@ -43,16 +43,16 @@ def test_the_readers_overall_bounds_come_from_the_targets_file(tmp_path):
     from evals.suite import SuiteError, read_reader_bounds
 
     (tmp_path / "targets.toml").write_text(
-        "[reader.held-out]\\nmin = { bucket_accuracy = 0.9 }\\n"
-        "max = { escalations_acted_on_alone = 0 }\\n",
+        "[reader.held-out]\nmin = { bucket_accuracy = 0.9 }\n"
+        "max = { escalations_acted_on_alone = 0 }\n",
         encoding="utf-8",
     )
     assert read_reader_bounds(tmp_path) == (
         {"bucket_accuracy": 0.9},
         {"escalations_acted_on_alone": 0},
     )
-    (tmp_path / "targets.toml").write_text("[reader.held-out]\\n", encoding="utf-8")
-    with pytest.raises(SuiteError, match="reader.held-out"):
+    (tmp_path / "targets.toml").write_text("[reader.held-out]\n", encoding="utf-8")
+    with pytest.raises(SuiteError, match=r"reader\.held-out"):
         read_reader_bounds(tmp_path)
 
 
