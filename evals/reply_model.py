@@ -24,8 +24,8 @@ import gzip
 import hashlib
 import io
 import json
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -60,7 +60,10 @@ TRAINING_FILES = (
     "languages",
     *(
         f"languages-writer-{writer}"
-        for writer in ("u", "s", "v", "w", "x", "y", "z", "aa", "ab", "ac", "ad", "ae")
+        for writer in (
+            *("u", "s", "v", "w", "x", "y", "z"),
+            *("aa", "ab", "ac", "ad", "ae", "af", "ag", "ah", "ai", "aj"),
+        )
     ),
 )
 HOLDOUT_FILE = "holdout"
@@ -201,6 +204,8 @@ class Policy:
     confidence_threshold: float
     # A possible escalation: the best ordinary reading, for a person (None: none below).
     review_threshold: float | None = None
+    # Its own review threshold for a language (the one the product detects).
+    review_by_language: Mapping[str, float] = field(default_factory=dict)
 
     def routes(self, example: Example, probs: np.ndarray) -> tuple[str, bool]:
         """(bucket, goes to a person) for one reply, as the product decides it."""
@@ -209,7 +214,8 @@ class Policy:
             return "escalation", True
         ordinary = sorted((b for b in BUCKETS if b != "escalation"), key=p.__getitem__)
         best, runner_up = ordinary[-1], ordinary[-2]
-        if self.review_threshold is not None and p["escalation"] >= self.review_threshold:
+        review = self.review_by_language.get(example.detected, self.review_threshold)
+        if review is not None and p["escalation"] >= review:
             return best, True
         confidence = p[best] + (p[runner_up] if {best, runner_up} == SAME_ACTION else 0.0)
         return best, confidence < self.confidence_threshold
@@ -322,6 +328,30 @@ def choose_review_threshold(
     return 0.01
 
 
+def choose_review_by_language(
+    examples: Sequence[Example], probs: np.ndarray, policy: Policy
+) -> dict[str, float]:
+    """A review threshold for each detected language with enough replies to choose one.
+
+    A single escalation the reader barely suspects, in one language, held every
+    other language's review threshold at its floor (0.01), and so sent most of
+    their ordinary replies to a person; each language now answers for its own.
+    Only those with ``MIN_LANGUAGE_REPLIES`` held-out replies or more get one.
+    """
+    chosen = {}
+    for language in sorted({e.detected for e in examples} - {""}):
+        rows = [i for i, e in enumerate(examples) if e.detected == language]
+        if len(rows) < MIN_LANGUAGE_REPLIES:
+            continue
+        chosen[language] = choose_review_threshold(
+            [examples[i] for i in rows],
+            probs[rows],
+            policy.confidence_threshold,
+            policy.escalation_threshold,
+        )
+    return chosen
+
+
 def tradeoff(
     examples: Sequence[Example],
     probs: np.ndarray,
@@ -357,6 +387,7 @@ def document(
     examples: Sequence[Example],
     languages: Sequence[str] = (),
     characters_as_words: bool = False,
+    review_by_language: Mapping[str, float] | None = None,
 ) -> dict[str, Any]:
     """The artifact: vocabularies, idf, coefficients, temperature, thresholds, provenance.
 
@@ -397,6 +428,8 @@ def document(
         built["languages"] = list(languages)
     if characters_as_words:
         built["characters_as_words"] = True
+    if review_by_language:
+        built["review_thresholds"] = dict(sorted(review_by_language.items()))
     return built
 
 

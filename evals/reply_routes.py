@@ -15,7 +15,8 @@ that reader's own thresholds.
   encoder head) is trained on every training file, English and Spanish
   included, but calibrated and thresholded on the replies the route gives it:
   its escalation threshold is for the project's 98 % recall, and its review
-  threshold for none acted on alone, in the languages it reads.
+  threshold for none acted on alone, in the languages it reads: one for each
+  language with enough replies to choose one, and one over all for the rest.
 """
 
 from collections.abc import Sequence
@@ -33,6 +34,7 @@ from evals.reply_model import (
     TRAINING_FILES,
     Example,
     Policy,
+    choose_review_by_language,
     choose_review_threshold,
     choose_threshold,
     document,
@@ -49,6 +51,7 @@ from evals.reply_model import (
     routes_by_language,
     softmax,
 )
+from outreach.language import MIN_UNITS, units
 from outreach.replies.reader import read_multilingually
 
 
@@ -83,14 +86,23 @@ def _calibrated(
     rows: Sequence[int],
     confidence_threshold: float,
     target_recall: float,
+    *,
+    by_language: bool = False,
 ) -> Calibrated:
-    """Temperature and thresholds chosen on ``rows`` (the replies this reader reads)."""
+    """Temperature and thresholds chosen on ``rows`` (the replies this reader reads).
+
+    ``by_language``: a review threshold of its own for each language with enough replies.
+    """
     chosen = [examples[i] for i in rows]
     temperature = fit_temperature(logits[rows], [e.bucket for e in chosen])
     probs = softmax(logits, temperature)
     threshold = choose_threshold(chosen, probs[rows], confidence_threshold, target_recall)
     review = choose_review_threshold(chosen, probs[rows], confidence_threshold, threshold)
-    return Calibrated(probs, Policy(threshold, confidence_threshold, review), temperature)
+    policy = Policy(threshold, confidence_threshold, review)
+    if by_language:
+        per = choose_review_by_language(chosen, probs[rows], policy)
+        policy = Policy(threshold, confidence_threshold, review, per)
+    return Calibrated(probs, policy, temperature)
 
 
 def train(confidence_threshold: float, vectors: np.ndarray | None = None) -> Training:
@@ -113,7 +125,9 @@ def train(confidence_threshold: float, vectors: np.ndarray | None = None) -> Tra
     if ENCODER_WEIGHT and vectors is None:
         vectors = embeddings(examples)
     other_logits = held_out_readings(examples, vectors)
-    other = _calibrated(examples, other_logits, other_rows, confidence_threshold, TARGET_RECALL)
+    other = _calibrated(
+        examples, other_logits, other_rows, confidence_threshold, TARGET_RECALL, by_language=True
+    )
 
     routed = route_all(examples, base, other, other_rows)
     read = languages_read(
@@ -127,6 +141,7 @@ def train(confidence_threshold: float, vectors: np.ndarray | None = None) -> Tra
         examples,
         read,
         characters_as_words=True,
+        review_by_language=other.policy.review_by_language,
     )
     if ENCODER_WEIGHT and vectors is not None:
         head = fit_encoder_head(vectors, [e.bucket for e in examples])
@@ -157,11 +172,31 @@ def train(confidence_threshold: float, vectors: np.ndarray | None = None) -> Tra
 def route_all(
     examples: Sequence[Example], base: Calibrated, other: Calibrated, other_rows: Sequence[int]
 ) -> list[tuple[str, bool]]:
-    """What the product does with each reply: the reader the route gives it decides."""
+    """What the product does with each reply: the reader the route gives it decides.
+
+    A reply the English and Spanish reader reads because the detector named no
+    language, though it is long enough to, is read by the multilingual reader
+    too, and the more cautious reading decides (``safety.unnamed_language``).
+    """
     multilingual = set(other_rows)
-    return [
-        (other if i in multilingual else base).policy.routes(
-            e, (other if i in multilingual else base).probs[i]
-        )
-        for i, e in enumerate(examples)
-    ]
+    routed = []
+    for i, e in enumerate(examples):
+        if i in multilingual:
+            routed.append(other.policy.routes(e, other.probs[i]))
+            continue
+        bucket, to_person = base.policy.routes(e, base.probs[i])
+        if not e.detected and units(e.words) >= MIN_UNITS:
+            second, second_to_person = other.policy.routes(e, other.probs[i])
+            if second == "escalation" and bucket != "escalation":
+                bucket, to_person = second, True
+            elif second_to_person and _possible_escalation(other, i):
+                to_person = True
+        routed.append((bucket, to_person))
+    return routed
+
+
+def _possible_escalation(reader: Calibrated, row: int) -> bool:
+    """Whether a reader sends a reply in no named language to a person as a possible escalation."""
+    escalation = reader.probs[row][BUCKETS.index("escalation")]
+    review = reader.policy.review_threshold or 0.0
+    return bool(review <= escalation < reader.policy.escalation_threshold)

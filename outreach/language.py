@@ -17,7 +17,8 @@ decides first:
 - Latin text is py3langid's, sure at ``MIN_PROBABILITY`` and ``MIN_LETTERS``;
   letters only Vietnamese writes (ơ, ư, đ, ạ…) make it Vietnamese however short,
   and Arabic typed in Latin letters with digits for the letters Latin lacks
-  (``ARABIZI``: "3andi", "ba7tej") makes it Arabic.
+  (``ARABIZI``: "3andi", "ba7tej") makes it Arabic; Vietnamese typed without
+  its marks is known by the shape of its syllables (``VIETNAMESE_UNMARKED``).
 - Dialects and varieties count as their language (Moroccan and Egyptian
   Arabic as ``ar``, Cantonese and Wu as ``zh``).
 
@@ -79,6 +80,9 @@ class LatinConvention:
     must_name: tuple[str, ...]
     must_not_name: tuple[str, ...]
 
+    def names(self, text: str) -> bool:
+        return len(self.words(text)) >= self.min_words
+
     def words(self, text: str) -> set[str]:
         # Addresses and encoded text (%2F, base64) are not words anyone typed.
         text = _NOT_TYPED.sub(" ", text.lower())
@@ -122,7 +126,77 @@ ARABIZI = LatinConvention(
         "Moved on the 5th, 2days ago, about 3hrs before the 7pm meeting.",
     ),
 )
-CONVENTIONS = (ARABIZI,)
+
+
+@dataclass(frozen=True)
+class UnmarkedConvention:
+    """A language typed without the marks that name it, known by the shape of its syllables."""
+
+    name: str
+    language: str
+    reason: str
+    # One syllable of the language with its marks dropped (matched whole, lower-cased).
+    syllable: re.Pattern[str]
+    # Syllables of it no other language here spells (matched whole).
+    telling: re.Pattern[str]
+    min_words: int
+    # Share of the words that must be its syllables.
+    min_share: float
+    min_telling: int
+    must_name: tuple[str, ...]
+    must_not_name: tuple[str, ...]
+
+    def names(self, text: str) -> bool:
+        # Words in capitals (HR, VP, DC) are codes, not syllables anyone typed.
+        words = [w.lower() for w in _WORD.findall(text) if len(w) == 1 or not w.isupper()]
+        if len(words) < self.min_words:
+            return False
+        syllables = [w for w in words if self.syllable.fullmatch(w)]
+        telling = {w for w in syllables if self.telling.fullmatch(w)}
+        return len(syllables) >= self.min_share * len(words) and len(telling) >= self.min_telling
+
+
+_WORD = re.compile(r"[A-Za-z]+")
+# A Vietnamese syllable: an initial consonant (or none), a vowel or vowel run, and
+# a final consonant where the vowel takes one. Marks dropped, "đ" typed "d".
+_VI_INITIAL = r"(?:ngh|ng|nh|kh|gh|gi|ch|ph|th|tr|qu|[bcdghklmnprstvx])?"
+_VI_CLOSED = r"(?:uye|uya|uo|ie|ye|ia|ua|oa|oe|uy|[aeiouy])(?:ch|nh|ng|[cmnpt])?"
+_VI_OPEN = r"(?:oai|oay|uay|uoi|uou|ieu|yeu|uyu|ai|ao|au|ay|eo|eu|iu|oi|ui|uu|ua|ia|ue)"
+
+VIETNAMESE_UNMARKED = UnmarkedConvention(
+    name="vietnamese_unmarked",
+    language="vi",
+    reason=(
+        "Vietnamese typed on a phone without its marks loses the letters that name it "
+        "(ơ, ư, đ) and py3langid cannot tell it; its words are still one-syllable words of "
+        "one shape, and some of them (ngh-, nh-, kh-, -uong, -ieu) no other language here "
+        "writes: six words or more, three in four its syllables and two of those, make a "
+        "reply Vietnamese"
+    ),
+    syllable=re.compile(f"{_VI_INITIAL}(?:{_VI_CLOSED}|{_VI_OPEN})"),
+    telling=re.compile(
+        r"(?:ngh|nh|kh)[a-z]+|ng(?!a$)[a-z]+|[a-z]*(?:uo[cimnt]|uong|ie[cmnptu]|ieng|uye|uoi|"
+        r"ieu|yeu)[a-z]*|dc|[a-z]+ay|[a-z]*oi"
+    ),
+    min_words=6,
+    min_share=0.75,
+    min_telling=2,
+    must_name=(
+        "da doi dia chi tren portal roi nha, nha moi cach diem don 5 mile thoi",
+        "Toi khong tra cho. Ca cua toi la ca toi, toi di van nay 6 nam roi",
+        "chi oi e dang nghi thai san toi thang 9 moi di lam lai, e van muon di xe",
+    ),
+    must_not_name=(
+        "So I can go to the van at 6 and be on time, thanks.",
+        "night rider (Sun-Thu 22:00-06:30) on a day van",
+        "Na-update ko na po yung address ko sa HR portal kanina, lumipat na po kami.",
+        "Ya cambié mi dirección en el portal, vivo en Fremont desde junio. Gracias.",
+        "Oi, já atualizei meu endereço no portal, a van passa às 6 e eu sigo no mesmo turno.",
+        "Mwen te chanje adrès mwen sou pòtay la, mwen rete Fremont kounye a. Mèsi anpil.",
+        "Hi Anh, Minh and Tuan from HR say Long Beach is OK; Nguyen Van Thanh signs it.",
+    ),
+)
+CONVENTIONS: tuple[LatinConvention | UnmarkedConvention, ...] = (ARABIZI, VIETNAMESE_UNMARKED)
 
 
 @dataclass(frozen=True)
@@ -167,7 +241,7 @@ def detect(text: str) -> Detected:
     if len(_VIETNAMESE.findall(text)) >= 2:
         return Detected("vi", 1.0, True, "letters")
     for convention in CONVENTIONS:
-        if len(convention.words(text)) >= convention.min_words:
+        if convention.names(text):
             return Detected(convention.language, 1.0, True, "letters")
     language, probability = identify(text)
     language = VARIETIES.get(language, language)

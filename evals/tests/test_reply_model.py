@@ -120,6 +120,47 @@ def test_the_review_threshold_is_the_highest_that_acts_on_no_escalation_alone():
     assert scored["automation"] == pytest.approx(2 / 3, abs=1e-4)
 
 
+def test_a_language_with_its_own_review_threshold_is_routed_by_it():
+    import dataclasses
+
+    from evals import reply_model
+
+    policy = reply_model.Policy(0.21, 0.7, review_threshold=0.01, review_by_language={"ko": 0.1})
+    korean = dataclasses.replace(reply("question", 1), detected="ko")
+    chinese = dataclasses.replace(reply("question", 2), detected="zh")
+    reading = np.array(CALM_ESCALATION)  # 8 % an escalation
+
+    assert policy.routes(korean, reading) == ("question", False)  # below Korean's 10 %
+    assert policy.routes(chinese, reading) == ("question", True)  # the 1 % over all
+
+
+def test_each_language_with_enough_replies_gets_the_highest_safe_review_threshold():
+    import dataclasses
+
+    from evals import reply_model
+
+    def replies(language: str, count: int, start: int) -> list:
+        # One calm escalation (8 %) among plain questions (1 %).
+        rows = [reply("escalation", start)] + [
+            reply("question", start + n) for n in range(1, count)
+        ]
+        return [dataclasses.replace(r, detected=language) for r in rows]
+
+    examples = replies("ko", 30, 0) + replies("zh", 29, 100)
+    probs = np.array(
+        [CALM_ESCALATION if e.bucket == "escalation" else PLAIN_QUESTION for e in examples]
+    )
+    korean = examples[0]
+    probs[0] = [0.10, 0.86, 0.02, 0.02]  # Korean's escalation: 2 %
+
+    chosen = reply_model.choose_review_by_language(
+        examples, probs, reply_model.Policy(0.21, 0.7, 0.02)
+    )
+
+    assert korean.detected == "ko"
+    assert chosen == {"ko": 0.02}  # Chinese has too few replies (29) to choose its own
+
+
 def test_the_committed_reader_carries_a_review_threshold_at_or_below_its_escalation_one():
     reader = default_reader()
     assert 0 < reader.review_threshold <= reader.escalation_threshold

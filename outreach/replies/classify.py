@@ -33,14 +33,16 @@ from outreach.replies.boilerplate import without_boilerplate
 from outreach.replies.examples import example_index
 from outreach.replies.guardrails import check_untrusted
 from outreach.replies.own_words import forwarded_news, strip_quoted, without_signature
-from outreach.replies.reader import Reader, default_reader, default_route
+from outreach.replies.reader import Reader, Route, default_reader, default_route
 from outreach.replies.rules import first_hit
 from outreach.replies.safety import (
     ESCALATION_ANYWHERE,
+    UNNAMED_LANGUAGE,
     UNREAD_LANGUAGE,
     LanguageFinding,
     escalated_sentence,
     read_languages,
+    read_twice,
 )
 from outreach.replies.text_readings import normalise
 
@@ -127,14 +129,7 @@ def classify_reply(
     route = default_route()
     found = read_languages(body, route)
     reader = route.reader_for(found.language)
-    # Sentence by sentence only where the multilingual reader reads: the English
-    # and Spanish reader, read a sentence at a time, took 39 of the 300 sealed
-    # holdout replies to escalations wrongly (docs/evaluation.md); its named
-    # rules (``rules.py``) already decide wherever in a reply they match.
-    by_sentence = reader is not route.base
-    result = with_safety_rules(
-        read_words(words, reader), found, words, reader, by_sentence=by_sentence
-    )
+    result = with_safety_rules(read_words(words, reader, found.language), found, words, route)
     backend = llm.get_backend()
     if isinstance(backend, llm.OpenAIClient) and result.bucket != "escalation":
         # An escalation stays one: a model may add caution, never remove it.
@@ -238,7 +233,7 @@ def _same_subject(subject: str) -> str:
     return " ".join(subject.lower().split())
 
 
-def read_words(words: str, reader: Reader | None = None) -> ReplyClassification:
+def read_words(words: str, reader: Reader | None = None, language: str = "") -> ReplyClassification:
     """Escalation first, then the most likely ordinary reading.
 
     1. A named escalation rule (``rules.py``) sends the reply to a person.
@@ -246,9 +241,10 @@ def read_words(words: str, reader: Reader | None = None) -> ReplyClassification:
        which was chosen for recall on held-out data (``REPLY_ESCALATION_THRESHOLD``
        overrides it). Nothing outweighs either: a question or an update beside
        an escalation is kept in ``also`` for the person, not acted on.
-    3. Below that but at or above the review threshold (``review_threshold``),
-       it may be an escalation: the likeliest ordinary reading goes to a person
-       as a card, never acted on alone.
+    3. Below that but at or above the review threshold (``review_threshold``,
+       the reader's own for ``language`` where it has one), it may be an
+       escalation: the likeliest ordinary reading goes to a person as a card,
+       never acted on alone.
     4. Otherwise the likeliest of acknowledgment, question and update, which a
        person labels when its probability is below ``REPLY_CONFIDENCE_THRESHOLD``.
     """
@@ -285,7 +281,7 @@ def read_words(words: str, reader: Reader | None = None) -> ReplyClassification:
     confidence = round(probs[best], 3)
     # What the reply rests on is in a file nobody here has opened.
     attached = " It refers to an attachment." if _ATTACHMENT.search(words) else ""
-    review = review_threshold(reader)
+    review = review_threshold(reader, language)
     if probs["escalation"] >= review:
         return ReplyClassification(
             bucket=best,
@@ -316,10 +312,10 @@ def escalation_threshold(reader: Reader) -> float:
     return reader.escalation_threshold if override is None else override
 
 
-def review_threshold(reader: Reader) -> float:
+def review_threshold(reader: Reader, language: str = "") -> float:
     """Where a possible escalation starts: never above the escalation threshold."""
     override = settings.REPLY_REVIEW_THRESHOLD
-    review = reader.review_threshold if override is None else override
+    review = reader.review_for(language) if override is None else override
     return min(review, escalation_threshold(reader))
 
 
@@ -327,23 +323,29 @@ def with_safety_rules(
     result: ReplyClassification,
     found: LanguageFinding,
     words: str,
-    reader: Reader,
-    *,
-    by_sentence: bool = True,
+    route: Route,
 ) -> ReplyClassification:
     """The safety rules (``safety.py``) over any reading: they only add caution.
 
-    ``found``: the reply's languages (``safety.read_languages``); ``reader``:
-    the one that read it; ``by_sentence``: whether ``escalation_anywhere``
-    reads it a sentence at a time.
+    ``found``: the reply's languages (``safety.read_languages``); ``route``:
+    the readers, of which the reply's language chose the one that read it.
 
+    - A reply long enough to say its language, in none the detector can name,
+      is read by the other reader too; the more cautious reading decides.
     - An escalation signal in one sentence decides, the whole reply's ordinary
-      reading kept in ``also`` for the person.
+      reading kept in ``also`` for the person. Sentence by sentence only where
+      the multilingual reader reads: the English and Spanish reader, read a
+      sentence at a time, took 39 of the 300 sealed holdout replies to
+      escalations wrongly (docs/evaluation.md); its named rules (``rules.py``)
+      already decide wherever in a reply they match.
     - A language no reader reads to its floor sends the reply to a person; the
       reply's language is kept for the holding reply.
     """
     result = result.model_copy(update={"language": found.language})
-    if by_sentence and result.bucket != "escalation":
+    reader = route.reader_for(found.language)
+    if route.multilingual is not None and reader is route.base and read_twice(found, words):
+        result = more_cautious(result, read_words(words, route.multilingual))
+    if reader is not route.base and result.bucket != "escalation":
         threshold = escalation_threshold(reader)
         if hit := escalated_sentence(words, reader, threshold):
             sentence, probability = hit
@@ -372,6 +374,30 @@ def with_safety_rules(
             }
         )
     return result
+
+
+def more_cautious(first: ReplyClassification, second: ReplyClassification) -> ReplyClassification:
+    """``first``, as cautious as ``second`` where the other reader saw more.
+
+    The other reader's escalation decides (the first reading kept in ``also``);
+    its possible escalation sends the first reading to a person.
+    """
+    why = f"{first.reasoning} The other reader too ({UNNAMED_LANGUAGE.name}): {second.reasoning}"
+    rules = (*first.safety_rules, UNNAMED_LANGUAGE.name)
+    if first.bucket != "escalation" and second.bucket == "escalation":
+        return second.model_copy(
+            update={"also": first.bucket, "safety_rules": rules, "reasoning": why}
+        )
+    if not first.hitl and second.possible_escalation:
+        return first.model_copy(
+            update={
+                "hitl": True,
+                "possible_escalation": True,
+                "safety_rules": rules,
+                "reasoning": why,
+            }
+        )
+    return first
 
 
 def _labelled(

@@ -19,7 +19,8 @@ import json
 import math
 import re
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -162,6 +163,14 @@ class Reader:
     # in any other goes to a person (``safety.unread_language``).
     languages: frozenset[str] = frozenset()
     encoder_head: EncoderHead | None = None
+    # A review threshold of its own for a language with enough held-out replies to
+    # choose one (the highest that acts on none of its escalations alone); any other
+    # language has ``review_threshold``, chosen over every reply the reader reads.
+    review_thresholds: Mapping[str, float] = field(default_factory=dict)
+
+    def review_for(self, language: str) -> float:
+        """Where a possible escalation starts for a reply surely in ``language`` ("": unsure)."""
+        return self.review_thresholds.get(language, self.review_threshold)
 
     def read(self, words: str, *, encoder: bool = True) -> Reading:
         """The calibrated reading; ``encoder=False`` reads with the n-grams alone (sentences)."""
@@ -212,6 +221,10 @@ def reader_from_document(document: dict[str, Any]) -> Reader:
         meta=document.get("meta", {}),
         languages=frozenset(document.get("languages", PRE_LANGUAGE_FIGURES)),
         encoder_head=_encoder_head(document.get("encoder_head")),
+        review_thresholds={
+            language: float(value)
+            for language, value in document.get("review_thresholds", {}).items()
+        },
         known_words=frozenset(
             term
             for block in document["blocks"]

@@ -9,6 +9,10 @@ through ``classify_reply``. They read what the reader cannot vouch for:
   in the reader's artifact, from grouped held-out figures per language). A
   person reads it, and the holding reply drafted for them is in the rider's
   language where the rider copy exists in it (``outreach.compose``).
+- ``unnamed_language``: the reply is long enough to say its language and the
+  detector names none (Vietnamese in teen-code, languages mixed past telling).
+  The route cannot know which reader reads it, so both do, and the more
+  cautious reading decides: an escalation, or a person, if either says so.
 - ``escalation_anywhere``: one sentence of the reply reads as an escalation
   on its own, whatever the rest says. A fix reported beside "and the driver
   keeps touching my leg" is diluted in the whole reply's reading; read alone,
@@ -20,7 +24,7 @@ import re
 from dataclasses import dataclass
 from typing import Protocol
 
-from outreach.language import Detected, detect, is_latin, passages, units
+from outreach.language import MIN_UNITS, Detected, detect, is_latin, passages, units
 from outreach.replies.guardrails import normalise
 from outreach.replies.reader import Reader
 
@@ -77,7 +81,26 @@ ESCALATION_ANYWHERE = SafetyRule(
     ),
 )
 
-RULES: tuple[SafetyRule, ...] = (UNREAD_LANGUAGE, ESCALATION_ANYWHERE)
+UNNAMED_LANGUAGE = SafetyRule(
+    name="unnamed_language",
+    reason=(
+        "it is long enough to say its language and the detector names none: the route cannot "
+        "know which reader reads it, so both do, and the more cautious reading decides"
+    ),
+    must_reach_a_person=(
+        # Vietnamese texted without marks, too shortened for the detector to name:
+        # "I never signed for any van, who used my name?"; "not giving the seat up".
+        "e ko co ky ten di xe nao ca, ai lay ten e v a",
+        "ko tra cho dau, e di 5 nam r, ai cho phep huy",
+    ),
+    left_to_the_reader=(
+        "Hi, ok, my new shift is 6 to 2:30 from Monday. Thank you Jen",
+        "ok gracias",
+        "Ya cambié mi dirección en el portal de recursos humanos, ya vivo en Fremont.",
+    ),
+)
+
+RULES: tuple[SafetyRule, ...] = (UNREAD_LANGUAGE, UNNAMED_LANGUAGE, ESCALATION_ANYWHERE)
 
 
 # --- unread_language -------------------------------------------------------------------
@@ -137,6 +160,14 @@ def _unread(detected: Detected, language: str, text: str, reader: ReadsLanguages
 _LONG_WORD = re.compile(r"[a-z]{4,}")
 # Words of four letters or more the reader knows, from which a Latin line counts as read.
 KNOWN_WORDS_READ = 2
+
+
+# --- unnamed_language ------------------------------------------------------------------
+
+
+def read_twice(found: LanguageFinding, words: str) -> bool:
+    """Whether both readers read a reply: long enough to say its language, and none named."""
+    return not found.language and units(words) >= MIN_UNITS
 
 
 # --- escalation_anywhere ---------------------------------------------------------------

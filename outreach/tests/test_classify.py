@@ -389,6 +389,23 @@ def test_the_review_threshold_never_rises_above_the_escalation_one(settings):
     assert review_threshold(default_reader()) == 0.3
 
 
+def test_a_reader_reviews_a_language_at_its_own_threshold(settings):
+    import dataclasses
+
+    settings.REPLY_REVIEW_THRESHOLD = None
+    settings.REPLY_ESCALATION_THRESHOLD = None
+    reader = dataclasses.replace(
+        default_reader(),
+        escalation_threshold=0.5,
+        review_threshold=0.05,
+        review_thresholds={"ko": 0.2},
+    )
+
+    assert review_threshold(reader, "ko") == 0.2
+    assert review_threshold(reader, "zh") == 0.05
+    assert review_threshold(reader) == 0.05  # a language the detector is unsure of
+
+
 def test_it_asks_a_human_when_nothing_is_recognised():
     result = classify_reply("hmm")
     assert result.confidence <= 0.5 and "No word it knows" in result.reasoning

@@ -25,7 +25,7 @@ def test_a_safety_rule_sends_its_examples_to_a_person(name, text):
     route = default_route()
     found = read_languages(text, route)
     ordinary = ReplyClassification(bucket="update", confidence=0.9, reasoning="", hitl=False)
-    ruled = with_safety_rules(ordinary, found, text, route.reader_for(found.language))
+    ruled = with_safety_rules(ordinary, found, text, route)
     assert ruled.hitl and name in ruled.safety_rules, ruled.reasoning
 
 

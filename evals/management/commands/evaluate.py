@@ -216,25 +216,13 @@ class Command(BaseCommand):
             f"{len({e.source for e in examples})} sources (the reply files above are its "
             "training data: their figures are fit, not accuracy):"
         )
-        failed = []
         floors, ceilings = read_reader_bounds()
         figures = {
             "bucket_accuracy": result["bucket_accuracy"],
             "escalation_recall": result["escalation_recall"],
             "escalations_acted_on_alone": result["escalations_acted_on_without_a_person"],
         }
-        for metric, bound, sign in [(m, b, "≥") for m, b in floors.items()] + [
-            (m, b, "≤") for m, b in ceilings.items()
-        ]:
-            value = figures.get(metric)
-            met = value is not None and (value >= bound if sign == "≥" else value <= bound)
-            shown = "-" if value is None else self.shown(metric, value)
-            mark = "" if met else "  BELOW"
-            self.stdout.write(
-                f"  {'reader.held-out':<30}{metric:<28}{shown:>10}  {sign} {bound}{mark}"
-            )
-            if not met:
-                failed.append(f"reader.held-out {metric}")
+        failed = self.bounds("reader.held-out", floors, ceilings, figures)
         self.stdout.write(
             f"  {'reader.held-out':<30}{'automation':<28}{result['automation']:>10.1%}"
         )
@@ -243,18 +231,33 @@ class Command(BaseCommand):
         by_language = reply_model.routes_by_language(examples, training.routed)
         for language, (floors, ceilings) in read_reader_targets().items():
             figures = by_language.get(language, {})
-            names = {"escalations_missed": "escalations_acted_on_without_a_person"}
-            for metric, bound, sign in [(m, b, "≥") for m, b in floors.items()] + [
-                (m, b, "≤") for m, b in ceilings.items()
-            ]:
-                value = figures.get(names.get(metric, metric))
-                met = value is not None and (value >= bound if sign == "≥" else value <= bound)
-                shown = "-" if value is None else self.shown(metric, value)
-                mark = "" if met else "  BELOW"
-                name = f"reader.held-out[{language}]"
-                self.stdout.write(f"  {name:<30}{metric:<28}{shown:>10}  {sign} {bound}{mark}")
-                if not met:
-                    failed.append(f"{name} {metric}")
+            # The per-language bounds name acted-on-alone as the reply files do.
+            figures = {
+                **figures,
+                "escalations_missed": figures.get("escalations_acted_on_without_a_person"),
+            }
+            failed += self.bounds(f"reader.held-out[{language}]", floors, ceilings, figures)
+        return failed
+
+    def bounds(
+        self,
+        name: str,
+        floors: dict[str, float],
+        ceilings: dict[str, float],
+        figures: dict[str, Any],
+    ) -> list[str]:
+        """One line per bound of ``name`` against ``figures``; the names of those not met."""
+        failed = []
+        for metric, bound, sign in [(m, b, "≥") for m, b in floors.items()] + [
+            (m, b, "≤") for m, b in ceilings.items()
+        ]:
+            value = figures.get(metric)
+            met = value is not None and (value >= bound if sign == "≥" else value <= bound)
+            shown = "-" if value is None else self.shown(metric, value)
+            mark = "" if met else "  BELOW"
+            self.stdout.write(f"  {name:<30}{metric:<28}{shown:>10}  {sign} {bound}{mark}")
+            if not met:
+                failed.append(f"{name} {metric}")
         return failed
 
     # --- compare -----------------------------------------------------------------------------
