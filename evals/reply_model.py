@@ -143,6 +143,16 @@ def fit(examples: Sequence[Example], c: float = C, characters_as_words: bool = F
 JOBS = 2
 
 
+@dataclass(frozen=True)
+class HeldOut:
+    """Grouped held-out readings: each reply read by a fold trained without its source."""
+
+    logits: np.ndarray  # one row per reply
+    # Each reply's sentences (``safety.sentences``), read by the same fold with the
+    # n-grams alone, as ``escalation_anywhere`` reads them: one row per sentence.
+    sentences: list[np.ndarray]
+
+
 def grouped_logits(
     examples: Sequence[Example],
     c: float = C,
@@ -150,6 +160,18 @@ def grouped_logits(
     characters_as_words: bool = False,
 ) -> np.ndarray:
     """Each example's logits from a reader trained without its source."""
+    return grouped_readings(examples, c, jobs, characters_as_words).logits
+
+
+def grouped_readings(
+    examples: Sequence[Example],
+    c: float = C,
+    jobs: int | None = None,
+    characters_as_words: bool = False,
+    sentences: Sequence[Sequence[str]] | None = None,
+) -> HeldOut:
+    """``grouped_logits``, and each reply's ``sentences`` read by the same fold."""
+    sentences = sentences or [() for _ in examples]
     sources = sorted({e.source for e in examples})
     logits = np.zeros((len(examples), len(BUCKETS)))
     held = [[i for i, e in enumerate(examples) if e.source == source] for source in sources]
@@ -161,16 +183,21 @@ def grouped_logits(
         delayed(held_out_logits)(
             [e.words for e in examples if e.source != source],
             [e.bucket for e in examples if e.source != source],
-            [examples[i].words for i in rows],
+            [examples[i].words for i in rows] + [t for i in rows for t in sentences[i]],
             c,
             BUCKETS,
             characters_as_words,
         )
         for source, rows in zip(sources, held, strict=True)
     )
+    read: list[np.ndarray] = [np.zeros((0, len(BUCKETS))) for _ in examples]
     for rows, fold in zip(held, folds, strict=True):
-        logits[rows] = fold
-    return logits
+        logits[rows] = fold[: len(rows)]
+        offset = len(rows)
+        for i in rows:
+            read[i] = fold[offset : offset + len(sentences[i])]
+            offset += len(sentences[i])
+    return HeldOut(logits, read)
 
 
 def softmax(logits: np.ndarray, temperature: float) -> np.ndarray:
@@ -489,11 +516,19 @@ def encoder_logits(head: "LogisticRegression", vectors: np.ndarray) -> np.ndarra
     return raw[:, [list(head.classes_).index(b) for b in BUCKETS]]
 
 
-def held_out_readings(examples: Sequence[Example], vectors: np.ndarray | None = None) -> np.ndarray:
-    """Grouped held-out logits of the multilingual reader: n-grams, plus the encoder head."""
-    logits = grouped_logits(examples, characters_as_words=True)
+def held_out_readings(
+    examples: Sequence[Example],
+    vectors: np.ndarray | None = None,
+    sentences: Sequence[Sequence[str]] | None = None,
+) -> HeldOut:
+    """Grouped held-out readings of the multilingual reader: n-grams, plus the encoder head.
+
+    ``sentences``: each reply's sentences, read by the n-grams alone (as the product does).
+    """
+    readings = grouped_readings(examples, characters_as_words=True, sentences=sentences)
     if not ENCODER_WEIGHT:
-        return logits
+        return readings
+    logits = readings.logits
     vectors = embeddings(examples) if vectors is None else vectors
     labels = [e.bucket for e in examples]
     for source in sorted({e.source for e in examples}):
@@ -501,4 +536,4 @@ def held_out_readings(examples: Sequence[Example], vectors: np.ndarray | None = 
         rest = [i for i, e in enumerate(examples) if e.source != source]
         head = fit_encoder_head(vectors[rest], [labels[i] for i in rest])
         logits[held] += ENCODER_WEIGHT * encoder_logits(head, vectors[held])
-    return logits
+    return readings

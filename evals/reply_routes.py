@@ -33,6 +33,7 @@ from evals.reply_model import (
     TARGET_RECALL,
     TRAINING_FILES,
     Example,
+    HeldOut,
     Policy,
     choose_review_by_language,
     choose_review_threshold,
@@ -49,10 +50,12 @@ from evals.reply_model import (
     load_examples,
     rounded,
     routes_by_language,
+    score_routes,
     softmax,
 )
 from outreach.language import MIN_UNITS, units
 from outreach.replies.reader import read_multilingually
+from outreach.replies.safety import SENTENCE_ESCALATION, sentences
 
 
 @dataclass(frozen=True)
@@ -74,6 +77,8 @@ class Training:
     routed: list[tuple[str, bool]]
     # Which replies the route gave the multilingual reader.
     multilingual_rows: list[int]
+    # Each reply's likeliest escalation among its sentences read alone (0: none read).
+    sentence_escalation: list[float]
     base: Calibrated
     other: Calibrated
     # The labelled replies shown to a model beside the one it reads.
@@ -124,12 +129,18 @@ def train(confidence_threshold: float, vectors: np.ndarray | None = None) -> Tra
 
     if ENCODER_WEIGHT and vectors is None:
         vectors = embeddings(examples)
-    other_logits = held_out_readings(examples, vectors)
-    other = _calibrated(
-        examples, other_logits, other_rows, confidence_threshold, TARGET_RECALL, by_language=True
+    multilingual_rows = set(other_rows)
+    held = held_out_readings(
+        examples,
+        vectors,
+        [sentences(e.words) if i in multilingual_rows else [] for i, e in enumerate(examples)],
     )
+    other = _calibrated(
+        examples, held.logits, other_rows, confidence_threshold, TARGET_RECALL, by_language=True
+    )
+    escalated = sentence_escalation(held, other.temperature)
 
-    routed = route_all(examples, base, other, other_rows)
+    routed = route_all(examples, base, other, other_rows, escalated)
     read = languages_read(
         routes_by_language([examples[i] for i in other_rows], [routed[i] for i in other_rows])
     )
@@ -163,26 +174,48 @@ def train(confidence_threshold: float, vectors: np.ndarray | None = None) -> Tra
         examples=examples,
         routed=routed,
         multilingual_rows=other_rows,
+        sentence_escalation=escalated,
         base=base,
         other=other,
         examples_document=examples_document(examples),
     )
 
 
+def sentence_escalation(held: HeldOut, temperature: float) -> list[float]:
+    """Each reply's highest escalation probability among its sentences read alone."""
+    column = BUCKETS.index("escalation")
+    return [
+        float(softmax(rows, temperature)[:, column].max()) if len(rows) else 0.0
+        for rows in held.sentences
+    ]
+
+
 def route_all(
-    examples: Sequence[Example], base: Calibrated, other: Calibrated, other_rows: Sequence[int]
+    examples: Sequence[Example],
+    base: Calibrated,
+    other: Calibrated,
+    other_rows: Sequence[int],
+    escalated: Sequence[float] = (),
+    sentence_threshold: float = SENTENCE_ESCALATION,
 ) -> list[tuple[str, bool]]:
     """What the product does with each reply: the reader the route gives it decides.
 
-    A reply the English and Spanish reader reads because the detector named no
+    The safety rules as the product applies them (``classify.with_safety_rules``):
+    a reply the multilingual reader reads is an escalation when one of its
+    sentences, read alone, is one (``escalation_anywhere``, from ``escalated``);
+    a reply the English and Spanish reader reads because the detector named no
     language, though it is long enough to, is read by the multilingual reader
-    too, and the more cautious reading decides (``safety.unnamed_language``).
+    too, and the more cautious reading decides (``unnamed_language``).
     """
     multilingual = set(other_rows)
+    sentence_threshold = max(sentence_threshold, other.policy.escalation_threshold)
     routed = []
     for i, e in enumerate(examples):
         if i in multilingual:
-            routed.append(other.policy.routes(e, other.probs[i]))
+            bucket, to_person = other.policy.routes(e, other.probs[i])
+            if escalated and escalated[i] >= sentence_threshold:
+                bucket, to_person = "escalation", True
+            routed.append((bucket, to_person))
             continue
         bucket, to_person = base.policy.routes(e, base.probs[i])
         if not e.detected and units(e.words) >= MIN_UNITS:
@@ -193,6 +226,26 @@ def route_all(
                 to_person = True
         routed.append((bucket, to_person))
     return routed
+
+
+def sentence_tradeoff(training: Training) -> list[dict[str, float]]:
+    """``escalation_anywhere``'s threshold → the figures of the replies the multilingual
+    reader reads, held out (1.0: the rule off)."""
+    rows = training.multilingual_rows
+    chosen = [training.examples[i] for i in rows]
+    figures = []
+    for threshold in (0.5, 0.6, 0.7, 0.8, 1.0):
+        routed = route_all(
+            training.examples,
+            training.base,
+            training.other,
+            rows,
+            training.sentence_escalation,
+            threshold + 1e-9 if threshold == 1.0 else threshold,
+        )
+        result = score_routes(chosen, [routed[i] for i in rows])
+        figures.append({"threshold": threshold, **result})
+    return figures
 
 
 def _possible_escalation(reader: Calibrated, row: int) -> bool:

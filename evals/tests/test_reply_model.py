@@ -213,3 +213,30 @@ def test_the_route_gives_english_spanish_and_unsure_replies_to_the_english_and_s
     route = default_route()
     expected = route.multilingual if multilingual else route.base
     assert route.reader_for(language) is expected
+
+
+def test_the_held_out_route_applies_the_safety_rules_as_the_product_does():
+    import dataclasses
+
+    from evals import reply_model, reply_routes
+
+    policy = reply_model.Policy(0.3, 0.7, review_threshold=0.05)
+    # Three replies: one the multilingual reader reads (Korean), one in no named
+    # language long enough to say one, one too short to say one.
+    korean = dataclasses.replace(reply("question", 1), detected="ko", words="질문 하나 있습니다")
+    unnamed = dataclasses.replace(reply("escalation", 2), words="e ko he ky ten ai lay ten e v")
+    short = dataclasses.replace(reply("question", 3), words="ok thanks")
+    examples = [korean, unnamed, short]
+    plain = np.array([PLAIN_QUESTION] * 3)
+    calm = np.array([PLAIN_QUESTION, CALM_ESCALATION, CALM_ESCALATION])
+    base = reply_routes.Calibrated(plain, policy, 1.0)
+    other = reply_routes.Calibrated(calm, policy, 1.0)
+
+    alone = reply_routes.route_all(examples, base, other, [0], [0.0, 0.0, 0.0])
+    escalated = reply_routes.route_all(examples, base, other, [0], [0.75, 0.0, 0.0])
+
+    assert alone[0] == ("question", False)
+    assert escalated[0] == ("escalation", True)  # one sentence read alone decides
+    # The other reader's possible escalation sends the unnamed reply to a person.
+    assert alone[1] == ("question", True)
+    assert alone[2] == ("question", False)  # too short: the first reader alone

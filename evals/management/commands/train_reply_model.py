@@ -8,6 +8,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from evals import reply_model, reply_routes
 from outreach.replies.examples import EXAMPLES
 from outreach.replies.reader import ARTIFACT, MULTILINGUAL_ARTIFACT
+from outreach.replies.safety import SENTENCE_ESCALATION
 
 
 class Command(BaseCommand):
@@ -100,4 +101,16 @@ class Command(BaseCommand):
             self.stdout.write(
                 f"  {row['threshold']:.2f}  {row['escalation_recall']:.1%}  "
                 f"{row['acted_alone']}  {row['automation']:.1%}  {row['bucket_accuracy']:.1%}"
+            )
+        self.stdout.write(
+            "escalation_anywhere (a sentence read alone) on the replies the multilingual reader "
+            f"reads, held out: threshold → bucket accuracy, recall, acted on alone, ordinary "
+            f"replies to a person (shipped: {SENTENCE_ESCALATION}; 1.00: the rule off):"
+        )
+        for row in reply_routes.sentence_tradeoff(training):
+            self.stdout.write(
+                f"  {row['threshold']:.2f}  {row['bucket_accuracy']:.1%}  "
+                f"{row['escalation_recall']:.1%}  "
+                f"{row['escalations_acted_on_without_a_person']}  "
+                f"{row['ordinary_to_person_rate']:.1%}"
             )
