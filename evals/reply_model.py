@@ -40,7 +40,7 @@ from outreach.replies.classify import BUCKETS, SAME_ACTION, rider_words
 from outreach.replies.guardrails import check_untrusted
 from outreach.replies.own_words import strip_quoted
 from outreach.replies.rules import first_hit
-from outreach.replies.safety import reply_language
+from outreach.replies.safety import reply_language, unsure_guess
 
 DATA = Path(__file__).resolve().parent / "data" / "replies"
 # The English and Spanish reader is trained on these, as before issue 32.
@@ -95,6 +95,8 @@ class Example:
     # The language the product detects in the rider's own words ("" when unsure):
     # which reader reads the reply (``outreach.replies.reader.Route``).
     detected: str = ""
+    # The detector's likeliest language when it is not sure ("" when it is).
+    guess: str = ""
 
 
 def load_examples(names: Iterable[str], folder: Path = DATA) -> list[Example]:
@@ -120,6 +122,7 @@ def load_examples(names: Iterable[str], folder: Path = DATA) -> list[Example]:
                     caught=caught,
                     language=item.get("language", "und"),
                     detected=reply_language(strip_quoted(text)),
+                    guess=unsure_guess(strip_quoted(text)),
                 )
             )
     return examples

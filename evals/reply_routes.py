@@ -55,7 +55,7 @@ from evals.reply_model import (
 )
 from outreach.language import MIN_UNITS, units
 from outreach.replies.reader import read_multilingually
-from outreach.replies.safety import SENTENCE_ESCALATION, sentences
+from outreach.replies.safety import SENTENCE_ESCALATION, read_by_base, sentences
 
 
 @dataclass(frozen=True)
@@ -204,7 +204,8 @@ def route_all(
     a reply the multilingual reader reads is an escalation when one of its
     sentences, read alone, is one (``escalation_anywhere``, from ``escalated``);
     a reply the English and Spanish reader reads because the detector named no
-    language, though it is long enough to, is read by the multilingual reader
+    language for sure, nor guessed English or Spanish, though it is long enough to,
+    is read by the multilingual reader
     too, and the more cautious reading decides (``unnamed_language``).
     """
     multilingual = set(other_rows)
@@ -218,7 +219,7 @@ def route_all(
             routed.append((bucket, to_person))
             continue
         bucket, to_person = base.policy.routes(e, base.probs[i])
-        if not e.detected and units(e.words) >= MIN_UNITS:
+        if not e.detected and not read_by_base(e.guess) and units(e.words) >= MIN_UNITS:
             second, second_to_person = other.policy.routes(e, other.probs[i])
             if second == "escalation" and bucket != "escalation":
                 bucket, to_person = second, True

@@ -64,21 +64,33 @@ _ARABIC_WORD = re.compile(f"[{_ARABIC}]{{2,}}")
 _VIETNAMESE = re.compile(r"[ăắằẳẵặơớờởỡợưứừửữựđạảấầẩẫậẹẻẽếềểễệỉịọỏốồổỗộụủỵỷỹ]", re.I)
 
 
-@dataclass(frozen=True)
-class LatinConvention:
-    """A language written in Latin letters by a convention py3langid does not know."""
+@dataclass(frozen=True, kw_only=True)
+class Convention:
+    """A way of writing a language in Latin letters that py3langid cannot name.
+
+    Each has a name, a reason, and replies it must name and must not (its tests).
+    """
 
     name: str
     language: str
     reason: str
+    # Words of it from which a reply is surely in the language.
+    min_words: int
+    must_name: tuple[str, ...]
+    must_not_name: tuple[str, ...]
+
+    def names(self, text: str) -> bool:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True, kw_only=True)
+class LatinConvention(Convention):
+    """A language written in Latin letters by a convention py3langid does not know."""
+
     # A word written in the convention (matched whole, lower-cased).
     word: re.Pattern[str]
     # Words that look like it and are not (times, ordinals, units), matched whole.
     not_word: re.Pattern[str]
-    # Distinct words of it from which a reply is surely in the language.
-    min_words: int
-    must_name: tuple[str, ...]
-    must_not_name: tuple[str, ...]
 
     def names(self, text: str) -> bool:
         return len(self.words(text)) >= self.min_words
@@ -128,23 +140,17 @@ ARABIZI = LatinConvention(
 )
 
 
-@dataclass(frozen=True)
-class UnmarkedConvention:
+@dataclass(frozen=True, kw_only=True)
+class UnmarkedConvention(Convention):
     """A language typed without the marks that name it, known by the shape of its syllables."""
 
-    name: str
-    language: str
-    reason: str
     # One syllable of the language with its marks dropped (matched whole, lower-cased).
     syllable: re.Pattern[str]
     # Syllables of it no other language here spells (matched whole).
     telling: re.Pattern[str]
-    min_words: int
     # Share of the words that must be its syllables.
     min_share: float
     min_telling: int
-    must_name: tuple[str, ...]
-    must_not_name: tuple[str, ...]
 
     def names(self, text: str) -> bool:
         # Words in capitals (HR, VP, DC) are codes, not syllables anyone typed.
@@ -196,7 +202,7 @@ VIETNAMESE_UNMARKED = UnmarkedConvention(
         "Hi Anh, Minh and Tuan from HR say Long Beach is OK; Nguyen Van Thanh signs it.",
     ),
 )
-CONVENTIONS: tuple[LatinConvention | UnmarkedConvention, ...] = (ARABIZI, VIETNAMESE_UNMARKED)
+CONVENTIONS: tuple[Convention, ...] = (ARABIZI, VIETNAMESE_UNMARKED)
 
 
 @dataclass(frozen=True)

@@ -49,12 +49,20 @@ def test_a_reply_in_a_language_the_detector_is_sure_of_sets_the_riders_language(
     inbound = deliver(run, reply(case, far, "Tôi đã cập nhật địa chỉ nhà với phòng nhân sự rồi."))
     assert inbound.language == "vi"
     assert rider_language(Employee.objects.get(pk=far.pk)).code == "vi"
-    # The reader does not read Vietnamese to its floor (unread_language): a person labels
-    # it, with the reader's guess and a holding reply drafted in Vietnamese.
+    # The multilingual reader reads Vietnamese to its floor: no person labels it.
+    assert not PendingAction.objects.filter(message=inbound, kind="label_reply").exists()
+
+
+def test_a_reply_in_a_language_no_reader_reads_goes_to_a_person_with_a_holding_reply(
+    case, van, run
+):
+    far = far_rider(van)
+    inbound = deliver(run, reply(case, far, "了解しました。住所はもう直しました。"))
+    # unread_language: a person labels it, with the reader's guess and a holding reply.
     card = PendingAction.objects.get(message=inbound, kind="label_reply")
     assert "unread_language" not in card.payload["why"]  # the why is for people
-    assert "vi, which the reader does not read" in card.payload["reasoning"]
-    assert card.payload["holding_reply"]["text"].startswith(f"Xin chào {far.first_name},")
+    assert "ja, which the reader does not read" in card.payload["reasoning"]
+    assert far.first_name in card.payload["holding_reply"]["text"]
 
 
 def test_a_short_reply_the_detector_is_unsure_of_leaves_the_language_as_it_was(case, van, run):

@@ -10,7 +10,8 @@ through ``classify_reply``. They read what the reader cannot vouch for:
   person reads it, and the holding reply drafted for them is in the rider's
   language where the rider copy exists in it (``outreach.compose``).
 - ``unnamed_language``: the reply is long enough to say its language and the
-  detector names none (Vietnamese in teen-code, languages mixed past telling).
+  detector names none for sure, nor guesses English or Spanish (Vietnamese in
+  teen-code, languages mixed past telling).
   The route cannot know which reader reads it, so both do, and the more
   cautious reading decides: an escalation, or a person, if either says so.
 - ``escalation_anywhere``: one sentence of the reply reads as an escalation
@@ -26,7 +27,7 @@ from typing import Protocol
 
 from outreach.language import MIN_UNITS, Detected, detect, is_latin, passages, units
 from outreach.replies.guardrails import normalise
-from outreach.replies.reader import Reader
+from outreach.replies.reader import BASE_LANGUAGES, Reader
 
 
 @dataclass(frozen=True)
@@ -112,6 +113,8 @@ class LanguageFinding:
     language: str
     # Languages of the reply, or of passages in it, the reader does not read.
     unread: tuple[str, ...]
+    # The detector's likeliest language when it is not sure of one ("" when it is).
+    guess: str = ""
 
 
 class ReadsLanguages(Protocol):
@@ -133,12 +136,19 @@ def read_languages(body: str, reader: ReadsLanguages) -> LanguageFinding:
     for passage in passages(body):
         if _unread(passage.detected, passage.detected.language, passage.text, reader):
             unread.add(passage.detected.language)
-    return LanguageFinding(sure_language(whole), tuple(sorted(unread)))
+    guess = "" if whole.sure else whole.language
+    return LanguageFinding(sure_language(whole), tuple(sorted(unread)), guess)
 
 
 def sure_language(detected: Detected) -> str:
     """The language detected, where the detector is sure of it ("" otherwise)."""
     return detected.language if detected.sure else ""
+
+
+def unsure_guess(body: str) -> str:
+    """The detector's likeliest language for a reply it is not sure of ("" when it is sure)."""
+    detected = detect(body)
+    return "" if detected.sure else detected.language
 
 
 def reply_language(body: str) -> str:
@@ -166,8 +176,15 @@ KNOWN_WORDS_READ = 2
 
 
 def read_twice(found: LanguageFinding, words: str) -> bool:
-    """Whether both readers read a reply: long enough to say its language, and none named."""
-    return not found.language and units(words) >= MIN_UNITS
+    """Whether both readers read a reply: long enough to say its language, none named for
+    sure, and the likeliest neither English nor Spanish (an unsure "en" is the English and
+    Spanish reader's: "Also, does the van stop at the Fremont BART?")."""
+    return not found.language and not read_by_base(found.guess) and units(words) >= MIN_UNITS
+
+
+def read_by_base(guess: str) -> bool:
+    """Whether an unsure guess of a language is one the English and Spanish reader reads."""
+    return guess in BASE_LANGUAGES
 
 
 # --- escalation_anywhere ---------------------------------------------------------------
