@@ -63,6 +63,7 @@ TRAINING_FILES = (
         for writer in (
             *("u", "s", "v", "w", "x", "y", "z"),
             *("aa", "ab", "ac", "ad", "ae", "af", "ag", "ah", "ai", "aj"),
+            *("ak", "al", "am", "an", "ao", "ap"),
         )
     ),
 )

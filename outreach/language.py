@@ -29,6 +29,7 @@ is seen.
 
 import functools
 import re
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 from py3langid.langid import MODEL_FILE, LanguageIdentifier
@@ -65,7 +66,7 @@ _VIETNAMESE = re.compile(r"[ăắằẳẵặơớờởỡợưứừửữự�
 
 
 @dataclass(frozen=True, kw_only=True)
-class Convention:
+class Convention(ABC):
     """A way of writing a language in Latin letters that py3langid cannot name.
 
     Each has a name, a reason, and replies it must name and must not (its tests).
@@ -79,8 +80,9 @@ class Convention:
     must_name: tuple[str, ...]
     must_not_name: tuple[str, ...]
 
+    @abstractmethod
     def names(self, text: str) -> bool:
-        raise NotImplementedError
+        """Whether ``text`` is surely written in this convention."""
 
 
 @dataclass(frozen=True, kw_only=True)
