@@ -98,6 +98,8 @@ class Example:
     detected: str = ""
     # The detector's likeliest language when it is not sure ("" when it is).
     guess: str = ""
+    # The rider's words as written, which the sentence encoder reads ("": ``words``).
+    meaning: str = ""
 
 
 def load_examples(names: Iterable[str], folder: Path = DATA) -> list[Example]:
@@ -124,6 +126,7 @@ def load_examples(names: Iterable[str], folder: Path = DATA) -> list[Example]:
                     language=item.get("language", "und"),
                     detected=reply_language(strip_quoted(text)),
                     guess=unsure_guess(strip_quoted(text)),
+                    meaning=rider_words(text, subject, folded=False),
                 )
             )
     return examples
@@ -340,6 +343,11 @@ def choose_threshold(
     return 0.01
 
 
+# Below 0.01, where an escalation the reader barely suspects still is one: one
+# Arabizi refusal read at 0.0045 would otherwise leave every Arabic reply unread.
+FINE_REVIEW = (0.005, 0.002, 0.001)
+
+
 def choose_review_threshold(
     examples: Sequence[Example],
     probs: np.ndarray,
@@ -352,11 +360,11 @@ def choose_review_threshold(
     ordinary label but goes to a person: the label stays as good as the
     reader's, and the caution costs automation only (``tradeoff``).
     """
-    for threshold in np.round(np.arange(escalation_threshold, 0.0, -0.01), 2):
+    for threshold in (*np.round(np.arange(escalation_threshold, 0.0, -0.01), 2), *FINE_REVIEW):
         policy = Policy(escalation_threshold, confidence_threshold, float(threshold))
         if score(examples, probs, policy)["escalations_acted_on_without_a_person"] == 0:
             return float(threshold)
-    return 0.01
+    return 0.0  # every reply it reads goes to a person
 
 
 def choose_review_by_language(
@@ -506,7 +514,7 @@ ENCODER_C = 100.0
 def embeddings(examples: Sequence[Example]) -> np.ndarray:
     from outreach.replies.encoder import embed_many  # the encoder loads only when training
 
-    return embed_many([e.words for e in examples])
+    return embed_many([e.meaning or e.words for e in examples])
 
 
 def fit_encoder_head(vectors: np.ndarray, labels: Sequence[str]) -> "LogisticRegression":

@@ -120,6 +120,18 @@ def test_the_review_threshold_is_the_highest_that_acts_on_no_escalation_alone():
     assert scored["automation"] == pytest.approx(2 / 3, abs=1e-4)
 
 
+def test_an_escalation_read_below_one_percent_gets_a_finer_review_threshold_not_none():
+    from evals import reply_model
+
+    examples = [reply("escalation", 1), reply("question", 2)]
+    barely = [0.010, 0.986, 0.001, 0.003]  # an escalation read at 0.3 %
+    probs = np.array([barely, [0.01, 0.988, 0.001, 0.001]])
+
+    assert reply_model.choose_review_threshold(examples, probs, 0.7, 0.21) == 0.002
+    unseen = np.array([[0.010, 0.9899, 0.0, 0.0001], [0.01, 0.988, 0.001, 0.001]])
+    assert reply_model.choose_review_threshold(examples, unseen, 0.7, 0.21) == 0.0
+
+
 def test_a_language_with_its_own_review_threshold_is_routed_by_it():
     import dataclasses
 

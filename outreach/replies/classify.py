@@ -44,7 +44,7 @@ from outreach.replies.safety import (
     read_languages,
     read_twice,
 )
-from outreach.replies.text_readings import normalise
+from outreach.replies.text_readings import as_written, normalise
 
 Bucket = Literal["acknowledgment", "question", "update", "escalation"]
 BUCKETS: tuple[Bucket, ...] = get_args(Bucket)
@@ -126,10 +126,13 @@ def classify_reply(
         )
     body = strip_quoted(text)
     words = rider_words(text, subject, body, ours=ours)
+    meaning = rider_words(text, subject, body, ours=ours, folded=False)
     route = default_route()
     found = read_languages(body, route)
     reader = route.reader_for(found.language)
-    result = with_safety_rules(read_words(words, reader, found.language), found, words, route)
+    result = with_safety_rules(
+        read_words(words, reader, found.language, meaning), found, words, route, meaning
+    )
     backend = llm.get_backend()
     if isinstance(backend, llm.OpenAIClient) and result.bucket != "escalation":
         # An escalation stays one: a model may add caution, never remove it.
@@ -199,7 +202,12 @@ def _expand_shorthand(text: str) -> str:
 
 
 def rider_words(
-    text: str, subject: str = "", body: str | None = None, *, ours: tuple[str, ...] = ()
+    text: str,
+    subject: str = "",
+    body: str | None = None,
+    *,
+    ours: tuple[str, ...] = (),
+    folded: bool = True,
 ) -> str:
     """What the reader reads: the rider's own words, normalised.
 
@@ -207,15 +215,16 @@ def rider_words(
     and a subject they point at ("see subject") come in. The same function
     prepares the training data, so the reader learns from what it will read.
     ``body`` is ``strip_quoted(text)`` when the caller already has it.
+    ``folded=False``: the same words as written (``text_readings.as_written``),
+    for the sentence encoder, which reads accents, case and Hangul as written.
     """
     body = strip_quoted(text) if body is None else body
     said = without_signature(without_boilerplate(body)) + forwarded_news(text, body)
     if _POINTS_AT_SUBJECT.search(body):
         said = f"{_REPLY_PREFIX.sub('', subject)}\n{said}"  # "see subject": the news is there
+    said = said or _their_subject(subject, ours)
     # A link's "?" and words are an address, not the rider's question.
-    return _URL.sub(
-        " ", _expand_shorthand(normalise(said or _their_subject(subject, ours)))
-    ).strip()
+    return _URL.sub(" ", _expand_shorthand(normalise(said)) if folded else as_written(said)).strip()
 
 
 def _their_subject(subject: str, ours: tuple[str, ...]) -> str:
@@ -233,7 +242,9 @@ def _same_subject(subject: str) -> str:
     return " ".join(subject.lower().split())
 
 
-def read_words(words: str, reader: Reader | None = None, language: str = "") -> ReplyClassification:
+def read_words(
+    words: str, reader: Reader | None = None, language: str = "", meaning: str = ""
+) -> ReplyClassification:
     """Escalation first, then the most likely ordinary reading.
 
     1. A named escalation rule (``rules.py``) sends the reply to a person.
@@ -247,11 +258,14 @@ def read_words(words: str, reader: Reader | None = None, language: str = "") -> 
        never acted on alone.
     4. Otherwise the likeliest of acknowledgment, question and update, which a
        person labels when its probability is below ``REPLY_CONFIDENCE_THRESHOLD``.
+
+    ``meaning``: the same words as written (``rider_words(folded=False)``), which the
+    sentence encoder reads; without it, it reads ``words``.
     """
     reader = reader or default_reader()
     if not re.search(r"\w", words):
         return _labelled("acknowledgment", 0.0, "Nothing to read.", {})
-    reading = reader.read(words)
+    reading = reader.read(words, meaning=meaning)
     probs = reading.probabilities
     ordinary = sorted((b for b in BUCKETS if b != "escalation"), key=probs.__getitem__)[::-1]
     best, runner_up = ordinary[0], ordinary[1]
@@ -324,11 +338,13 @@ def with_safety_rules(
     found: LanguageFinding,
     words: str,
     route: Route,
+    meaning: str = "",
 ) -> ReplyClassification:
     """The safety rules (``safety.py``) over any reading: they only add caution.
 
     ``found``: the reply's languages (``safety.read_languages``); ``route``:
-    the readers, of which the reply's language chose the one that read it.
+    the readers, of which the reply's language chose the one that read it;
+    ``meaning``: the words as written, for the encoder (``read_words``).
 
     - A reply long enough to say its language, in none the detector can name,
       is read by the other reader too; the more cautious reading decides.
@@ -344,7 +360,7 @@ def with_safety_rules(
     result = result.model_copy(update={"language": found.language})
     reader = route.reader_for(found.language)
     if route.multilingual is not None and reader is route.base and read_twice(found, words):
-        result = more_cautious(result, read_words(words, route.multilingual))
+        result = more_cautious(result, read_words(words, route.multilingual, meaning=meaning))
     if reader is not route.base and result.bucket != "escalation":
         threshold = escalation_threshold(reader)
         if hit := escalated_sentence(words, reader, threshold):

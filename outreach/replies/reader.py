@@ -172,8 +172,12 @@ class Reader:
         """Where a possible escalation starts for a reply surely in ``language`` ("": unsure)."""
         return self.review_thresholds.get(language, self.review_threshold)
 
-    def read(self, words: str, *, encoder: bool = True) -> Reading:
-        """The calibrated reading; ``encoder=False`` reads with the n-grams alone (sentences)."""
+    def read(self, words: str, *, encoder: bool = True, meaning: str = "") -> Reading:
+        """The calibrated reading; ``encoder=False`` reads with the n-grams alone (sentences).
+
+        ``meaning``: the words as written, for the encoder (``words`` are folded
+        for the n-grams: no accents, no case, Hangul in letters); without it, ``words``.
+        """
         logits = self.intercept.copy()
         known = 0
         offset = 0
@@ -187,7 +191,7 @@ class Reader:
                 logits += self.coef[:, columns] @ values
             offset += len(block.columns)
         if encoder and self.encoder_head is not None:
-            logits += self.encoder_head.logits(words)
+            logits += self.encoder_head.logits(meaning or words)
         scaled = logits / self.temperature
         exp = np.exp(scaled - scaled.max())
         probs = exp / exp.sum()

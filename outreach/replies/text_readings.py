@@ -35,6 +35,20 @@ _UNDECOMPOSED = str.maketrans(
 )
 
 
+def as_written(text: str) -> str:
+    """The text as its writer wrote it, for a reader of meaning (the sentence encoder).
+
+    Only what no writer typed goes: compatibility forms, invisible and
+    direction characters, runs of spaces. Accents, case and Hangul syllables
+    stay, as the encoder learned them: folded, Korean fell apart into its
+    letters (three times the tokens, and words the encoder never saw), and
+    Vietnamese lost the marks that tell its words apart.
+    """
+    text = unicodedata.normalize("NFKC", text)
+    text = ZERO_WIDTH.sub("", BIDI.sub("", TAG_CHARACTERS.sub("", text))).replace("\u200d", "")
+    return re.sub(r"[ \t]+", " ", text)
+
+
 def normalise(text: str) -> str:
     """One reading of the text: compatibility forms, look-alikes and accents folded."""
     text = unicodedata.normalize("NFKC", text)

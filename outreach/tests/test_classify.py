@@ -33,6 +33,13 @@ def test_news_in_the_subject_is_read_when_the_body_points_at_it():
     assert result.bucket == "update"
 
 
+def test_the_words_as_written_keep_marks_case_and_syllables_and_lose_what_no_one_typed():
+    reply = "Tôi đã cập nhật\u200b địa chỉ  mới.\n\n-- \nNguyễn Văn An"
+    assert rider_words(reply) == "toi da cap nhat dia chi moi."
+    assert rider_words(reply, folded=False) == "Tôi đã cập nhật địa chỉ mới."
+    assert rider_words("주소 수정했어요", folded=False) == "주소 수정했어요"
+
+
 def test_an_outlook_forward_is_read_past_its_own_header_lines():
     text = (
         "I'm forwarding her note.\n\n-----Original Message-----\nFrom: Karen Liu\n"
@@ -813,9 +820,9 @@ def test_a_reply_surely_in_another_language_is_read_by_the_multilingual_reader()
     multilingual = multilingual_reader()
     assert multilingual is not None
     result = classify_reply(text)
-    words = rider_words(text)
+    words, meaning = rider_words(text), rider_words(text, folded=False)
     assert result.language == "vi"
-    assert result.probabilities == multilingual.probabilities(words)
+    assert result.probabilities == multilingual.read(words, meaning=meaning).probabilities
     assert result.probabilities != default_reader().probabilities(words)
 
 

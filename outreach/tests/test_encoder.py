@@ -60,3 +60,26 @@ def _last_line_printed(code: str, **env: str) -> str:
     )
     assert result.returncode == 0, result.stderr
     return result.stdout.strip().splitlines()[-1]
+
+
+def test_the_encoder_reads_a_korean_reply_as_written_not_in_folded_letters(monkeypatch):
+    # The n-grams read folded words (Hangul split into its letters, accents gone);
+    # folded, this reply cost the encoder three times the tokens, in words it never saw.
+    import outreach.replies.encoder as encoder
+    from outreach.replies.classify import classify_reply
+
+    read: list[str] = []
+    real = encoder.embed
+    monkeypatch.setattr(encoder, "embed", lambda text: read.append(text) or real(text))
+    reply = "포털에서 주소 수정 완료했습니다. 다음 주부터 새 주소로 픽업 부탁드립니다."
+    classify_reply(reply)
+    assert read == [reply]
+
+
+def test_folded_korean_costs_the_encoder_more_tokens_than_korean_as_written():
+    from outreach.replies.classify import rider_words
+    from outreach.replies.encoder import _model
+
+    reply = "포털에서 주소 수정 완료했습니다. 다음 주부터 새 주소로 픽업 부탁드립니다."
+    folded, written = rider_words(reply), rider_words(reply, folded=False)
+    assert _model().token_count(folded, True) > 2 * _model().token_count(written, True)
