@@ -36,11 +36,18 @@ if TYPE_CHECKING:
 
     from evals.reply_fit import Fitted
 
-from outreach.replies.classify import BUCKETS, SAME_ACTION, rider_words
+from outreach.language import detect
+from outreach.replies.classify import (
+    BUCKETS,
+    SAME_ACTION,
+    folded_words,
+    rider_said,
+    written_words,
+)
 from outreach.replies.guardrails import check_untrusted
 from outreach.replies.own_words import strip_quoted
 from outreach.replies.rules import first_hit
-from outreach.replies.safety import reply_language, unsure_guess
+from outreach.replies.safety import sure_language, unsure_guess
 
 DATA = Path(__file__).resolve().parent / "data" / "replies"
 # The English and Spanish reader is trained on these, as before issue 32.
@@ -111,7 +118,9 @@ def load_examples(names: Iterable[str], folder: Path = DATA) -> list[Example]:
                 continue
             item = json.loads(line)
             text, subject = item["text"], item.get("subject", "")
-            words = rider_words(text, subject)
+            said = rider_said(text, subject)
+            words = folded_words(said)
+            detected = detect(strip_quoted(text))
             caught = bool(check_untrusted(text, subject) or first_hit(words))
             examples.append(
                 Example(
@@ -124,9 +133,9 @@ def load_examples(names: Iterable[str], folder: Path = DATA) -> list[Example]:
                     bucket=item["expected"]["bucket"],
                     caught=caught,
                     language=item.get("language", "und"),
-                    detected=reply_language(strip_quoted(text)),
-                    guess=unsure_guess(strip_quoted(text)),
-                    meaning=rider_words(text, subject, folded=False),
+                    detected=sure_language(detected),
+                    guess=unsure_guess(detected),
+                    meaning=written_words(said),
                 )
             )
     return examples

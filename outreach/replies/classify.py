@@ -125,8 +125,8 @@ def classify_reply(
             guardrail=hit.rule,
         )
     body = strip_quoted(text)
-    words = rider_words(text, subject, body, ours=ours)
-    meaning = rider_words(text, subject, body, ours=ours, folded=False)
+    said = rider_said(text, subject, body, ours=ours)
+    words, meaning = folded_words(said), written_words(said)
     route = default_route()
     found = read_languages(body, route)
     reader = route.reader_for(found.language)
@@ -211,20 +211,39 @@ def rider_words(
 ) -> str:
     """What the reader reads: the rider's own words, normalised.
 
+    The same function prepares the training data, so the reader learns from
+    what it will read. ``folded=False``: the same words as written
+    (``written_words``), for the sentence encoder.
+    """
+    said = rider_said(text, subject, body, ours=ours)
+    return folded_words(said) if folded else written_words(said)
+
+
+def rider_said(
+    text: str, subject: str = "", body: str | None = None, *, ours: tuple[str, ...] = ()
+) -> str:
+    """The rider's own words, not yet normalised.
+
     Quoted history, signature and footer go; a forward the rider points at
-    and a subject they point at ("see subject") come in. The same function
-    prepares the training data, so the reader learns from what it will read.
+    and a subject they point at ("see subject") come in.
     ``body`` is ``strip_quoted(text)`` when the caller already has it.
-    ``folded=False``: the same words as written (``text_readings.as_written``),
-    for the sentence encoder, which reads accents, case and Hangul as written.
     """
     body = strip_quoted(text) if body is None else body
     said = without_signature(without_boilerplate(body)) + forwarded_news(text, body)
     if _POINTS_AT_SUBJECT.search(body):
         said = f"{_REPLY_PREFIX.sub('', subject)}\n{said}"  # "see subject": the news is there
-    said = said or _their_subject(subject, ours)
+    return said or _their_subject(subject, ours)
+
+
+def folded_words(said: str) -> str:
+    """What the n-grams read: accents, case and look-alikes folded, shorthand spelled out."""
     # A link's "?" and words are an address, not the rider's question.
-    return _URL.sub(" ", _expand_shorthand(normalise(said)) if folded else as_written(said)).strip()
+    return _URL.sub(" ", _expand_shorthand(normalise(said))).strip()
+
+
+def written_words(said: str) -> str:
+    """What the sentence encoder reads: the words as written (``text_readings.as_written``)."""
+    return _URL.sub(" ", as_written(said)).strip()
 
 
 def _their_subject(subject: str, ours: tuple[str, ...]) -> str:

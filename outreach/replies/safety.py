@@ -136,8 +136,7 @@ def read_languages(body: str, reader: ReadsLanguages) -> LanguageFinding:
     for passage in passages(body):
         if _unread(passage.detected, passage.detected.language, passage.text, reader):
             unread.add(passage.detected.language)
-    guess = "" if whole.sure else whole.language
-    return LanguageFinding(sure_language(whole), tuple(sorted(unread)), guess)
+    return LanguageFinding(sure_language(whole), tuple(sorted(unread)), unsure_guess(whole))
 
 
 def sure_language(detected: Detected) -> str:
@@ -145,15 +144,9 @@ def sure_language(detected: Detected) -> str:
     return detected.language if detected.sure else ""
 
 
-def unsure_guess(body: str) -> str:
-    """The detector's likeliest language for a reply it is not sure of ("" when it is sure)."""
-    detected = detect(body)
+def unsure_guess(detected: Detected) -> str:
+    """The detector's likeliest language when it is not sure of one ("" when it is sure)."""
     return "" if detected.sure else detected.language
-
-
-def reply_language(body: str) -> str:
-    """The language the rider's own words are surely in ("" when it cannot tell)."""
-    return sure_language(detect(body))
 
 
 def _unread(detected: Detected, language: str, text: str, reader: ReadsLanguages) -> bool:
