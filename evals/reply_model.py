@@ -20,6 +20,7 @@ Everything is deterministic (fixed solver, sorted inputs, no sampling), so
 ``train_reply_model`` rebuilds the committed artifacts exactly.
 """
 
+import dataclasses
 import gzip
 import hashlib
 import io
@@ -71,6 +72,7 @@ TRAINING_FILES = (
             *("u", "s", "v", "w", "x", "y", "z"),
             *("aa", "ab", "ac", "ad", "ae", "af", "ag", "ah", "ai", "aj"),
             *("ak", "al", "am", "an", "ao", "ap"),
+            *("aq", "ar", "as", "at", "au", "av"),
         )
     ),
 )
@@ -167,6 +169,8 @@ class HeldOut:
     # Each reply's sentences (``safety.sentences``), read by the same fold with the
     # n-grams alone, as ``escalation_anywhere`` reads them: one row per sentence.
     sentences: list[np.ndarray]
+    # The n-grams' logits alone, where an encoder head's were added to ``logits``.
+    ngram_logits: np.ndarray | None = None
 
 
 def grouped_logits(
@@ -249,9 +253,17 @@ class Policy:
     review_threshold: float | None = None
     # Its own review threshold for a language (the one the product detects).
     review_by_language: Mapping[str, float] = field(default_factory=dict)
+    # Where the n-grams' escalation probability alone sends a reply in a language
+    # to a person (``Reader.ngram_review_thresholds``).
+    ngram_review_by_language: Mapping[str, float] = field(default_factory=dict)
 
-    def routes(self, example: Example, probs: np.ndarray) -> tuple[str, bool]:
-        """(bucket, goes to a person) for one reply, as the product decides it."""
+    def routes(
+        self, example: Example, probs: np.ndarray, ngram_escalation: float | None = None
+    ) -> tuple[str, bool]:
+        """(bucket, goes to a person) for one reply, as the product decides it.
+
+        ``ngram_escalation``: the n-grams' own escalation probability, beside the encoder.
+        """
         p = dict(zip(BUCKETS, probs, strict=True))
         if example.caught or p["escalation"] >= self.escalation_threshold:
             return "escalation", True
@@ -260,15 +272,35 @@ class Policy:
         review = self.review_by_language.get(example.detected, self.review_threshold)
         if review is not None and p["escalation"] >= review:
             return best, True
+        ngram_review = self.ngram_review_by_language.get(example.detected, 2.0)
+        if ngram_escalation is not None and ngram_escalation >= ngram_review:
+            return best, True
         confidence = p[best] + (p[runner_up] if {best, runner_up} == SAME_ACTION else 0.0)
         return best, confidence < self.confidence_threshold
 
 
-def score(examples: Sequence[Example], probs: np.ndarray, policy: Policy) -> dict[str, Any]:
-    """Bucket accuracy, escalation recall, escalations acted on alone, automation."""
-    return score_routes(
-        examples, [policy.routes(e, p) for e, p in zip(examples, probs, strict=True)]
-    )
+def score(
+    examples: Sequence[Example],
+    probs: np.ndarray,
+    policy: Policy,
+    ngram: np.ndarray | None = None,
+) -> dict[str, Any]:
+    """Bucket accuracy, escalation recall, escalations acted on alone, automation.
+
+    ``ngram``: each reply's escalation probability from the n-grams alone.
+    """
+    return score_routes(examples, routes(examples, probs, policy, ngram))
+
+
+def routes(
+    examples: Sequence[Example],
+    probs: np.ndarray,
+    policy: Policy,
+    ngram: np.ndarray | None = None,
+) -> list[tuple[str, bool]]:
+    """``Policy.routes`` of every reply."""
+    alone = [None] * len(examples) if ngram is None else [float(p) for p in ngram]
+    return [policy.routes(e, p, a) for e, p, a in zip(examples, probs, alone, strict=True)]
 
 
 def score_routes(examples: Sequence[Example], routed: Sequence[tuple[str, bool]]) -> dict[str, Any]:
@@ -295,9 +327,7 @@ def score_by_language(
     examples: Sequence[Example], probs: np.ndarray, policy: Policy
 ) -> dict[str, dict[str, Any]]:
     """``score`` for each language's replies on its own."""
-    return routes_by_language(
-        examples, [policy.routes(e, p) for e, p in zip(examples, probs, strict=True)]
-    )
+    return routes_by_language(examples, routes(examples, probs, policy))
 
 
 def routes_by_language(
@@ -362,42 +392,102 @@ def choose_review_threshold(
     probs: np.ndarray,
     confidence_threshold: float,
     escalation_threshold: float,
+    ngram: tuple[np.ndarray, float] | None = None,
 ) -> float:
     """The highest threshold, up to the escalation one, that acts on no held-out escalation alone.
 
     Between it and the escalation threshold a reply keeps its likeliest
     ordinary label but goes to a person: the label stays as good as the
     reader's, and the caution costs automation only (``tradeoff``).
+    ``ngram``: the n-grams' own escalation probabilities and their review
+    threshold, which sends replies to a person too.
     """
+    alone, by_ngrams = None, {}
+    if ngram is not None:
+        alone = ngram[0]
+        by_ngrams = {e.detected: ngram[1] for e in examples}
     for threshold in (*np.round(np.arange(escalation_threshold, 0.0, -0.01), 2), *FINE_REVIEW):
-        policy = Policy(escalation_threshold, confidence_threshold, float(threshold))
-        if score(examples, probs, policy)["escalations_acted_on_without_a_person"] == 0:
+        policy = Policy(
+            escalation_threshold,
+            confidence_threshold,
+            float(threshold),
+            ngram_review_by_language=by_ngrams,
+        )
+        if score(examples, probs, policy, alone)["escalations_acted_on_without_a_person"] == 0:
             return float(threshold)
     return 0.0  # every reply it reads goes to a person
 
 
+# The n-grams' own review thresholds tried for a language, beside the whole reading's.
+NGRAM_REVIEW = (0.99, 0.97, 0.95, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2, 0.15, 0.1)
+
+
+@dataclass(frozen=True)
+class Reviews:
+    """Each language's review threshold, and where the n-grams alone have one, theirs."""
+
+    whole: dict[str, float]
+    ngrams: dict[str, float]
+
+
 def choose_review_by_language(
-    examples: Sequence[Example], probs: np.ndarray, policy: Policy
-) -> dict[str, float]:
+    examples: Sequence[Example],
+    probs: np.ndarray,
+    policy: Policy,
+    ngram: np.ndarray | None = None,
+) -> Reviews:
     """A review threshold for each detected language with enough replies to choose one.
 
     A single escalation the reader barely suspects, in one language, held every
     other language's review threshold at its floor (0.01), and so sent most of
     their ordinary replies to a person; each language now answers for its own.
     Only those with ``MIN_LANGUAGE_REPLIES`` held-out replies or more get one.
+
+    ``ngram``: the n-grams' own escalation probabilities, where an encoder head
+    joins them. The encoder, sure of an ordinary meaning, outvotes n-grams that
+    know an escalation's words (a death in the family, a lawyer): so a language
+    may also send a reply to a person when the n-grams alone suspect one, at the
+    n-gram threshold (``NGRAM_REVIEW``) that, with the whole reading's threshold
+    chosen beside it, sends the fewest of its ordinary replies to a person.
     """
-    chosen = {}
+    whole, ngrams = {}, {}
     for language in sorted({e.detected for e in examples} - {""}):
         rows = [i for i, e in enumerate(examples) if e.detected == language]
         if len(rows) < MIN_LANGUAGE_REPLIES:
             continue
-        chosen[language] = choose_review_threshold(
-            [examples[i] for i in rows],
-            probs[rows],
-            policy.confidence_threshold,
-            policy.escalation_threshold,
-        )
-    return chosen
+        chosen = [examples[i] for i in rows]
+        pair = (policy.confidence_threshold, policy.escalation_threshold)
+        whole[language] = choose_review_threshold(chosen, probs[rows], *pair)
+        if ngram is None:
+            continue
+        fewest = _ordinary_to_person(chosen, probs[rows], policy, whole[language])
+        for ngram_review in NGRAM_REVIEW:
+            both = (ngram[rows], ngram_review)
+            review = choose_review_threshold(chosen, probs[rows], *pair, both)
+            sent = _ordinary_to_person(chosen, probs[rows], policy, review, both)
+            if sent < fewest:
+                fewest, whole[language], ngrams[language] = sent, review, ngram_review
+    return Reviews(whole, ngrams)
+
+
+def _ordinary_to_person(
+    examples: Sequence[Example],
+    probs: np.ndarray,
+    policy: Policy,
+    review: float,
+    ngram: tuple[np.ndarray, float] | None = None,
+) -> float:
+    alone, ngram_review = ngram if ngram is not None else (None, None)
+    chosen = Policy(
+        policy.escalation_threshold,
+        policy.confidence_threshold,
+        review,
+        ngram_review_by_language=(
+            {e.detected: ngram_review for e in examples} if ngram_review is not None else {}
+        ),
+    )
+    rate: float = score(examples, probs, chosen, alone)["ordinary_to_person_rate"]
+    return rate
 
 
 def tradeoff(
@@ -436,11 +526,13 @@ def document(
     languages: Sequence[str] = (),
     characters_as_words: bool = False,
     review_by_language: Mapping[str, float] | None = None,
+    ngram_reviews: tuple[float, Mapping[str, float]] | None = None,
 ) -> dict[str, Any]:
     """The artifact: vocabularies, idf, coefficients, temperature, thresholds, provenance.
 
     The languages read and ``characters_as_words`` are written only when set: an
     artifact without them reads as the English and Spanish reader always has.
+    ``ngram_reviews``: the n-grams' own temperature and review thresholds.
     """
     blocks = []
     columns: list[np.ndarray] = []
@@ -478,6 +570,9 @@ def document(
         built["characters_as_words"] = True
     if review_by_language:
         built["review_thresholds"] = dict(sorted(review_by_language.items()))
+    if ngram_reviews is not None and ngram_reviews[1]:
+        built["ngram_temperature"] = ngram_reviews[0]
+        built["ngram_review_thresholds"] = dict(sorted(ngram_reviews[1].items()))
     return built
 
 
@@ -549,6 +644,7 @@ def held_out_readings(
     readings = grouped_readings(examples, characters_as_words=True, sentences=sentences)
     if not ENCODER_WEIGHT:
         return readings
+    readings = dataclasses.replace(readings, ngram_logits=readings.logits.copy())
     logits = readings.logits
     vectors = embeddings(examples) if vectors is None else vectors
     labels = [e.bucket for e in examples]

@@ -1,8 +1,8 @@
 """Training both readers and measuring the route between them on held-out data.
 
 The product reads a reply with the English and Spanish reader when the reply
-is in English or Spanish, or too short to tell; with the multilingual reader
-when it is surely in any other language (``outreach.replies.reader.Route``).
+is in English, or too short to tell; with the multilingual reader when it is
+surely in any other language, Spanish included (``outreach.replies.reader.Route``).
 So the figures that say how the product reads are the route's: each reply
 read, one source held out at a time, by the reader the route gives it, with
 that reader's own thresholds.
@@ -65,6 +65,15 @@ class Calibrated:
     probs: np.ndarray
     policy: Policy
     temperature: float
+    # The n-grams' own escalation probability for every reply, and their
+    # temperature, where an encoder head joins them (``Reader.ngram_temperature``).
+    ngram: np.ndarray | None = None
+    ngram_temperature: float | None = None
+
+    def routes(self, example: Example, row: int) -> tuple[str, bool]:
+        """``Policy.routes`` of the reply in ``row``."""
+        alone = None if self.ngram is None else float(self.ngram[row])
+        return self.policy.routes(example, self.probs[row], alone)
 
 
 @dataclass(frozen=True)
@@ -93,21 +102,32 @@ def _calibrated(
     target_recall: float,
     *,
     by_language: bool = False,
+    ngram_logits: np.ndarray | None = None,
 ) -> Calibrated:
     """Temperature and thresholds chosen on ``rows`` (the replies this reader reads).
 
-    ``by_language``: a review threshold of its own for each language with enough replies.
+    ``by_language``: a review threshold of its own for each language with enough
+    replies; with ``ngram_logits`` (the n-grams' alone, beside an encoder head),
+    the n-grams' own review threshold where one helps.
     """
     chosen = [examples[i] for i in rows]
-    temperature = fit_temperature(logits[rows], [e.bucket for e in chosen])
+    buckets = [e.bucket for e in chosen]
+    temperature = fit_temperature(logits[rows], buckets)
     probs = softmax(logits, temperature)
     threshold = choose_threshold(chosen, probs[rows], confidence_threshold, target_recall)
     review = choose_review_threshold(chosen, probs[rows], confidence_threshold, threshold)
     policy = Policy(threshold, confidence_threshold, review)
-    if by_language:
-        per = choose_review_by_language(chosen, probs[rows], policy)
-        policy = Policy(threshold, confidence_threshold, review, per)
-    return Calibrated(probs, policy, temperature)
+    if not by_language:
+        return Calibrated(probs, policy, temperature)
+    ngram, ngram_temperature = None, None
+    if ngram_logits is not None:
+        ngram_temperature = fit_temperature(ngram_logits[rows], buckets)
+        ngram = softmax(ngram_logits, ngram_temperature)[:, BUCKETS.index("escalation")]
+    per = choose_review_by_language(
+        chosen, probs[rows], policy, None if ngram is None else ngram[rows]
+    )
+    policy = Policy(threshold, confidence_threshold, review, per.whole, per.ngrams)
+    return Calibrated(probs, policy, temperature, ngram, ngram_temperature)
 
 
 def train(confidence_threshold: float, vectors: np.ndarray | None = None) -> Training:
@@ -136,7 +156,13 @@ def train(confidence_threshold: float, vectors: np.ndarray | None = None) -> Tra
         [sentences(e.words) if i in multilingual_rows else [] for i, e in enumerate(examples)],
     )
     other = _calibrated(
-        examples, held.logits, other_rows, confidence_threshold, TARGET_RECALL, by_language=True
+        examples,
+        held.logits,
+        other_rows,
+        confidence_threshold,
+        TARGET_RECALL,
+        by_language=True,
+        ngram_logits=held.ngram_logits,
     )
     escalated = sentence_escalation(held, other.temperature)
 
@@ -153,6 +179,11 @@ def train(confidence_threshold: float, vectors: np.ndarray | None = None) -> Tra
         read,
         characters_as_words=True,
         review_by_language=other.policy.review_by_language,
+        ngram_reviews=(
+            None
+            if other.ngram_temperature is None
+            else (other.ngram_temperature, other.policy.ngram_review_by_language)
+        ),
     )
     if ENCODER_WEIGHT and vectors is not None:
         head = fit_encoder_head(vectors, [e.bucket for e in examples])
@@ -213,14 +244,14 @@ def route_all(
     routed = []
     for i, e in enumerate(examples):
         if i in multilingual:
-            bucket, to_person = other.policy.routes(e, other.probs[i])
+            bucket, to_person = other.routes(e, i)
             if escalated and escalated[i] >= sentence_threshold:
                 bucket, to_person = "escalation", True
             routed.append((bucket, to_person))
             continue
         bucket, to_person = base.policy.routes(e, base.probs[i])
         if not e.detected and not read_by_base(e.guess) and units(e.words) >= MIN_UNITS:
-            second, second_to_person = other.policy.routes(e, other.probs[i])
+            second, second_to_person = other.routes(e, i)
             if second == "escalation" and bucket != "escalation":
                 bucket, to_person = second, True
             elif second_to_person and _possible_escalation(other, i):

@@ -170,7 +170,54 @@ def test_each_language_with_enough_replies_gets_the_highest_safe_review_threshol
     )
 
     assert korean.detected == "ko"
-    assert chosen == {"ko": 0.02}  # Chinese has too few replies (29) to choose its own
+    assert chosen.whole == {"ko": 0.02}  # Chinese has too few replies (29) to choose its own
+    assert chosen.ngrams == {}  # no n-gram readings given: the whole reading's threshold only
+
+
+def test_the_ngrams_alone_send_a_reply_to_a_person_at_their_own_threshold():
+    import dataclasses
+
+    from evals import reply_model
+
+    policy = reply_model.Policy(0.21, 0.7, 0.2, ngram_review_by_language={"vi": 0.6})
+    vietnamese = dataclasses.replace(reply("escalation", 1), detected="vi")
+    korean = dataclasses.replace(reply("escalation", 2), detected="ko")
+    reading = np.array(CALM_ESCALATION)  # 8 % an escalation over all
+
+    assert policy.routes(vietnamese, reading, 0.9) == ("question", True)  # the n-grams suspect it
+    assert policy.routes(vietnamese, reading, 0.5) == ("question", False)  # below their 60 %
+    assert policy.routes(vietnamese, reading) == ("question", False)  # no n-gram reading
+    assert policy.routes(korean, reading, 0.9) == ("question", False)  # Korean has none
+
+
+def test_a_language_gets_an_ngram_threshold_when_the_encoder_outvotes_them_on_an_escalation():
+    import dataclasses
+
+    from evals import reply_model
+
+    # 40 Vietnamese replies: one escalation the whole reading puts at 0.3 % (the
+    # encoder sure it is ordinary) though the n-grams alone read 94 %; the ordinary
+    # replies read 5 % over all, and 30 % (or, for five of them, 70 %) by the n-grams.
+    examples = [reply("escalation", 0)] + [reply("question", n) for n in range(1, 40)]
+    examples = [dataclasses.replace(e, detected="vi") for e in examples]
+    probs = np.array([[0.010, 0.987, 0.0, 0.003]] + [[0.01, 0.94, 0.0, 0.05]] * 39)
+    ngram = np.array([0.94] + [0.7] * 5 + [0.3] * 34)
+
+    chosen = reply_model.choose_review_by_language(
+        examples, probs, reply_model.Policy(0.21, 0.7, 0.02), ngram
+    )
+    alone = reply_model.choose_review_by_language(
+        examples, probs, reply_model.Policy(0.21, 0.7, 0.02)
+    )
+
+    # Alone, the whole reading must go down to 0.2 % and sends every ordinary reply
+    # to a person; beside the n-grams at 90 %, none but the escalation goes.
+    assert alone.whole == {"vi": 0.002}
+    assert chosen.ngrams == {"vi": 0.9}
+    policy = reply_model.Policy(0.21, 0.7, 0.02, chosen.whole, chosen.ngrams)
+    scored = reply_model.score(examples, probs, policy, ngram)
+    assert scored["escalations_acted_on_without_a_person"] == 0
+    assert scored["ordinary_to_person_rate"] == 0.0
 
 
 def test_the_committed_reader_carries_a_review_threshold_at_or_below_its_escalation_one():
@@ -217,9 +264,9 @@ def test_the_english_and_spanish_reader_is_trained_on_the_files_it_always_was():
 
 @pytest.mark.parametrize(
     ("language", "multilingual"),
-    [("en", False), ("es", False), ("", False), ("vi", True), ("zh", True), ("fi", True)],
+    [("en", False), ("", False), ("es", True), ("vi", True), ("zh", True), ("fi", True)],
 )
-def test_the_route_gives_english_spanish_and_unsure_replies_to_the_english_and_spanish_reader(
+def test_the_route_gives_english_and_unsure_replies_to_the_english_and_spanish_reader(
     language, multilingual
 ):
     route = default_route()

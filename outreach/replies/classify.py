@@ -33,7 +33,7 @@ from outreach.replies.boilerplate import without_boilerplate
 from outreach.replies.examples import example_index
 from outreach.replies.guardrails import check_untrusted
 from outreach.replies.own_words import forwarded_news, strip_quoted, without_signature
-from outreach.replies.reader import Reader, Route, default_reader, default_route
+from outreach.replies.reader import Reader, Reading, Route, default_reader, default_route
 from outreach.replies.rules import first_hit
 from outreach.replies.safety import (
     ESCALATION_ANYWHERE,
@@ -314,15 +314,11 @@ def read_words(
     confidence = round(probs[best], 3)
     # What the reply rests on is in a file nobody here has opened.
     attached = " It refers to an attachment." if _ATTACHMENT.search(words) else ""
-    review = review_threshold(reader, language)
-    if probs["escalation"] >= review:
+    if suspicion := possible_escalation(reading, reader, language):
         return ReplyClassification(
             bucket=best,
             confidence=confidence,
-            reasoning=(
-                f"{reasoning} Escalation at or above {review:.2f}: it may be one, "
-                f"so a person reads it.{attached}"
-            ),
+            reasoning=f"{reasoning} {suspicion}: it may be one, so a person reads it.{attached}",
             hitl=True,
             probabilities=probs,
             possible_escalation=True,
@@ -343,6 +339,23 @@ def read_words(
 def escalation_threshold(reader: Reader) -> float:
     override = settings.REPLY_ESCALATION_THRESHOLD
     return reader.escalation_threshold if override is None else override
+
+
+def possible_escalation(reading: Reading, reader: Reader, language: str) -> str:
+    """Why a reading below the escalation threshold may still be one ("": it is not).
+
+    The whole reading at or above the review threshold, or the n-grams alone at
+    or above theirs (``Reader.ngram_review_thresholds``): either reader's
+    suspicion sends the reply to a person.
+    """
+    review = review_threshold(reader, language)
+    if reading.probabilities["escalation"] >= review:
+        return f"Escalation at or above {review:.2f}"
+    ngram_review = reader.ngram_review_for(language)
+    alone = reading.ngram_escalation
+    if ngram_review is not None and alone is not None and alone >= ngram_review:
+        return f"The n-grams alone read escalation {alone:.2f}, at or above {ngram_review:.2f}"
+    return ""
 
 
 def review_threshold(reader: Reader, language: str = "") -> float:

@@ -34,10 +34,13 @@ MULTILINGUAL_ARTIFACT = Path(__file__).resolve().parent / "reader-multilingual.j
 # What an artifact built before readers named their languages read: English and
 # Spanish, and the Portuguese and Haitian Creole receipts its rules had words for.
 PRE_LANGUAGE_FIGURES = ("en", "es", "pt", "ht")
-# The languages the English and Spanish reader (``ARTIFACT``) reads, and replies
-# whose language the detector cannot tell (short ones): it reads them as before
-# the multilingual reader existed, so riders writing them are no worse off.
+# The languages the English and Spanish reader (``ARTIFACT``) reads.
 BASE_LANGUAGES = frozenset({"en", "es"})
+# The replies the route gives it: those surely in English, and those whose
+# language the detector cannot tell (short ones), read as before the
+# multilingual reader existed. Spanish went to the multilingual reader once its
+# grouped held-out figures beat this one's on Spanish replies (docs/evaluation.md).
+BASE_ROUTE = frozenset({"en"})
 
 
 # Han and kana: scripts written without spaces between words.
@@ -144,6 +147,9 @@ class Reading:
     probabilities: dict[str, float]
     # How many of the reply's word n-grams the reader has weights for.
     words_known: int
+    # The escalation probability the n-grams give alone, calibrated on their own
+    # (None: a reader without an encoder head, or read without it).
+    ngram_escalation: float | None = None
 
 
 @dataclass(frozen=True)
@@ -167,10 +173,20 @@ class Reader:
     # choose one (the highest that acts on none of its escalations alone); any other
     # language has ``review_threshold``, chosen over every reply the reader reads.
     review_thresholds: Mapping[str, float] = field(default_factory=dict)
+    # The n-grams read alone, beside the encoder: their own calibration, and for a
+    # language, the escalation probability at which they alone send a reply to a
+    # person. The encoder head, sure of an ordinary meaning, can outvote n-grams
+    # that recognise an escalation's words; either reader's suspicion is enough.
+    ngram_temperature: float | None = None
+    ngram_review_thresholds: Mapping[str, float] = field(default_factory=dict)
 
     def review_for(self, language: str) -> float:
         """Where a possible escalation starts for a reply surely in ``language`` ("": unsure)."""
         return self.review_thresholds.get(language, self.review_threshold)
+
+    def ngram_review_for(self, language: str) -> float | None:
+        """Where the n-grams alone make a reply in ``language`` possibly one (None: never)."""
+        return self.ngram_review_thresholds.get(language)
 
     def read(self, words: str, *, encoder: bool = True, meaning: str = "") -> Reading:
         """The calibrated reading; ``encoder=False`` reads with the n-grams alone (sentences).
@@ -190,18 +206,28 @@ class Reader:
                 values = np.fromiter(features.values(), dtype=np.float64)
                 logits += self.coef[:, columns] @ values
             offset += len(block.columns)
+        ngram_escalation = None
         if encoder and self.encoder_head is not None:
-            logits += self.encoder_head.logits(meaning or words)
-        scaled = logits / self.temperature
-        exp = np.exp(scaled - scaled.max())
-        probs = exp / exp.sum()
+            if self.ngram_temperature:
+                alone = _softmax(logits / self.ngram_temperature)
+                ngram_escalation = float(alone[self.buckets.index("escalation")])
+            logits = logits + self.encoder_head.logits(meaning or words)
+        probs = _softmax(logits / self.temperature)
         return Reading(
-            {bucket: float(p) for bucket, p in zip(self.buckets, probs, strict=True)}, known
+            {bucket: float(p) for bucket, p in zip(self.buckets, probs, strict=True)},
+            known,
+            ngram_escalation,
         )
 
     def probabilities(self, words: str) -> dict[str, float]:
         """Calibrated probability of each bucket for the rider's own words."""
         return self.read(words).probabilities
+
+
+def _softmax(scaled: np.ndarray) -> np.ndarray:
+    exp = np.exp(scaled - scaled.max())
+    result: np.ndarray = exp / exp.sum()
+    return result
 
 
 def reader_from_document(document: dict[str, Any]) -> Reader:
@@ -228,6 +254,11 @@ def reader_from_document(document: dict[str, Any]) -> Reader:
         review_thresholds={
             language: float(value)
             for language, value in document.get("review_thresholds", {}).items()
+        },
+        ngram_temperature=document.get("ngram_temperature"),
+        ngram_review_thresholds={
+            language: float(value)
+            for language, value in document.get("ngram_review_thresholds", {}).items()
         },
         known_words=frozenset(
             term
@@ -271,15 +302,15 @@ def multilingual_reader() -> Reader | None:
 
 def read_multilingually(language: str) -> bool:
     """Whether a reply surely in ``language`` ("" when unsure) goes to the multilingual reader."""
-    return bool(language) and language not in BASE_LANGUAGES
+    return bool(language) and language not in BASE_ROUTE
 
 
 @dataclass(frozen=True)
 class Route:
     """Which reader reads a reply, by the language it is surely written in.
 
-    English, Spanish and replies too short to tell go to the English and
-    Spanish reader, as before; every other language to the multilingual one.
+    English and replies too short to tell go to the English and Spanish
+    reader, as before; every other language to the multilingual one.
     The safety rules read the languages both read, and the words both know.
     """
 

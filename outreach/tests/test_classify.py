@@ -11,6 +11,7 @@ from evals.harness import TARGETS, CaseResult, EvalFileError, Report, read_cases
 from outreach.replies.classify import (
     BUCKETS,
     classify_reply,
+    read_words,
     review_threshold,
     rider_words,
 )
@@ -830,3 +831,45 @@ def test_an_english_reply_is_read_by_the_english_and_spanish_reader_as_before():
     text = "I moved to Hayward in October and updated my address in Workday."
     result = classify_reply(text)
     assert result.probabilities == default_reader().probabilities(rider_words(text))
+
+
+def test_a_spanish_reply_is_read_by_the_multilingual_reader():
+    from outreach.replies.reader import multilingual_reader
+
+    text = (
+        "Hola, ya cambié mi dirección en el portal de la empresa la semana pasada. Ahora vivo "
+        "cerca de la parada de la camioneta. Gracias por avisarme."
+    )
+    multilingual = multilingual_reader()
+    assert multilingual is not None
+    result = classify_reply(text)
+    words, meaning = rider_words(text), rider_words(text, folded=False)
+    assert result.language == "es"
+    assert result.probabilities == multilingual.read(words, meaning=meaning).probabilities
+
+
+def test_the_ngrams_alone_suspecting_an_escalation_send_the_reply_to_a_person(settings):
+    import dataclasses
+
+    from outreach.replies.reader import multilingual_reader
+
+    settings.REPLY_REVIEW_THRESHOLD = None
+    settings.REPLY_ESCALATION_THRESHOLD = None
+    text = "Tôi đã cập nhật địa chỉ mới trên cổng thông tin nhân sự hôm qua rồi ạ."
+    words, meaning = rider_words(text), rider_words(text, folded=False)
+    shipped = multilingual_reader()
+    assert shipped is not None and shipped.ngram_temperature
+    reader = dataclasses.replace(
+        shipped, escalation_threshold=1.0, review_threshold=1.0, review_thresholds={}
+    )
+    alone = reader.read(words, meaning=meaning).ngram_escalation
+    assert alone is not None and 0 < alone < 1
+
+    watched = dataclasses.replace(reader, ngram_review_thresholds={"vi": alone})
+    unwatched = dataclasses.replace(reader, ngram_review_thresholds={"vi": alone + 1e-6})
+
+    suspected = read_words(words, watched, "vi", meaning)
+    assert suspected.hitl and suspected.possible_escalation
+    assert "n-grams alone" in suspected.reasoning
+    assert not read_words(words, unwatched, "vi", meaning).possible_escalation
+    assert not read_words(words, watched, "ko", meaning).possible_escalation  # Vietnamese's only

@@ -87,6 +87,20 @@ class Command(BaseCommand):
                 f"{figures['escalations_acted_on_without_a_person']}  "
                 f"{figures['ordinary_to_person_rate']:.1%}"
             )
+        policy = training.other.policy
+        self.stdout.write(
+            "multilingual reader, review thresholds by language (the whole reading; the "
+            "n-grams alone, where they have one): "
+            + ", ".join(
+                f"{language} {review:g}"
+                + (
+                    f" / {policy.ngram_review_by_language[language]:g}"
+                    if language in policy.ngram_review_by_language
+                    else ""
+                )
+                for language, review in sorted(policy.review_by_language.items())
+            )
+        )
         rows = training.multilingual_rows
         self.stdout.write(
             "multilingual reader, on the replies the route gives it: threshold for a person → "
