@@ -35,9 +35,6 @@ from evals.reply_model import (
     Example,
     HeldOut,
     Policy,
-    choose_review_by_language,
-    choose_review_threshold,
-    choose_threshold,
     document,
     embeddings,
     examples_document,
@@ -52,6 +49,11 @@ from evals.reply_model import (
     routes_by_language,
     score_routes,
     softmax,
+)
+from evals.reply_thresholds import (
+    choose_review_by_language,
+    choose_review_threshold,
+    choose_threshold,
 )
 from outreach.language import MIN_UNITS, units
 from outreach.replies.reader import read_multilingually

@@ -106,12 +106,12 @@ def test_a_possible_escalation_keeps_its_label_but_goes_to_a_person():
 
 
 def test_the_review_threshold_is_the_highest_that_acts_on_no_escalation_alone():
-    from evals import reply_model
+    from evals import reply_model, reply_thresholds
 
     examples = [reply("escalation", 1), reply("question", 2), reply("question", 3)]
     probs = np.array([CALM_ESCALATION, PLAIN_QUESTION, [0.03, 0.90, 0.02, 0.05]])
 
-    chosen = reply_model.choose_review_threshold(examples, probs, 0.7, 0.21)
+    chosen = reply_thresholds.choose_review_threshold(examples, probs, 0.7, 0.21)
 
     assert chosen == 0.08  # reaches the calm escalation; the 5 % question stays automatic
     scored = reply_model.score(examples, probs, reply_model.Policy(0.21, 0.7, chosen))
@@ -121,15 +121,15 @@ def test_the_review_threshold_is_the_highest_that_acts_on_no_escalation_alone():
 
 
 def test_an_escalation_read_below_one_percent_gets_a_finer_review_threshold_not_none():
-    from evals import reply_model
+    from evals import reply_thresholds
 
     examples = [reply("escalation", 1), reply("question", 2)]
     barely = [0.010, 0.986, 0.001, 0.003]  # an escalation read at 0.3 %
     probs = np.array([barely, [0.01, 0.988, 0.001, 0.001]])
 
-    assert reply_model.choose_review_threshold(examples, probs, 0.7, 0.21) == 0.002
+    assert reply_thresholds.choose_review_threshold(examples, probs, 0.7, 0.21) == 0.002
     unseen = np.array([[0.010, 0.9899, 0.0, 0.0001], [0.01, 0.988, 0.001, 0.001]])
-    assert reply_model.choose_review_threshold(examples, unseen, 0.7, 0.21) == 0.0
+    assert reply_thresholds.choose_review_threshold(examples, unseen, 0.7, 0.21) == 0.0
 
 
 def test_a_language_with_its_own_review_threshold_is_routed_by_it():
@@ -149,7 +149,7 @@ def test_a_language_with_its_own_review_threshold_is_routed_by_it():
 def test_each_language_with_enough_replies_gets_the_highest_safe_review_threshold():
     import dataclasses
 
-    from evals import reply_model
+    from evals import reply_model, reply_thresholds
 
     def replies(language: str, count: int, start: int) -> list:
         # One calm escalation (8 %) among plain questions (1 %).
@@ -165,7 +165,7 @@ def test_each_language_with_enough_replies_gets_the_highest_safe_review_threshol
     korean = examples[0]
     probs[0] = [0.10, 0.86, 0.02, 0.02]  # Korean's escalation: 2 %
 
-    chosen = reply_model.choose_review_by_language(
+    chosen = reply_thresholds.choose_review_by_language(
         examples, probs, reply_model.Policy(0.21, 0.7, 0.02)
     )
 
@@ -193,7 +193,7 @@ def test_the_ngrams_alone_send_a_reply_to_a_person_at_their_own_threshold():
 def test_a_language_gets_an_ngram_threshold_when_the_encoder_outvotes_them_on_an_escalation():
     import dataclasses
 
-    from evals import reply_model
+    from evals import reply_model, reply_thresholds
 
     # 40 Vietnamese replies: one escalation the whole reading puts at 0.3 % (the
     # encoder sure it is ordinary) though the n-grams alone read 94 %; the ordinary
@@ -203,10 +203,10 @@ def test_a_language_gets_an_ngram_threshold_when_the_encoder_outvotes_them_on_an
     probs = np.array([[0.010, 0.987, 0.0, 0.003]] + [[0.01, 0.94, 0.0, 0.05]] * 39)
     ngram = np.array([0.94] + [0.7] * 5 + [0.3] * 34)
 
-    chosen = reply_model.choose_review_by_language(
+    chosen = reply_thresholds.choose_review_by_language(
         examples, probs, reply_model.Policy(0.21, 0.7, 0.02), ngram
     )
-    alone = reply_model.choose_review_by_language(
+    alone = reply_thresholds.choose_review_by_language(
         examples, probs, reply_model.Policy(0.21, 0.7, 0.02)
     )
 

@@ -62,7 +62,7 @@ DAY_LIST_JOINER = HrRule(
     name="day_list_joiner",
     reason="what joins a list of days (Mon, Wed & Fri; M/W/F; lunes y martes)",
     pattern=r"\s*(?:,|/|&|\band\b|\by\b|\bet\b|\+)\s*",
-    must_read=("mon, wed", "m/w/f", "sat and sun", "jueves y viernes"),
+    must_read=("mon, wed", "m/w/f", "sat and sun", "miércoles y sábado"),
     must_not_read=("mon-fri", "monday"),
 )
 

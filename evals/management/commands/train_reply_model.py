@@ -5,7 +5,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from evals import reply_model, reply_routes
+from evals import reply_model, reply_routes, reply_thresholds
 from outreach.replies.examples import EXAMPLES
 from outreach.replies.reader import ARTIFACT, MULTILINGUAL_ARTIFACT
 from outreach.replies.safety import SENTENCE_ESCALATION
@@ -106,7 +106,7 @@ class Command(BaseCommand):
             "multilingual reader, on the replies the route gives it: threshold for a person → "
             "recall, acted on alone, automation, accuracy:"
         )
-        for row in reply_model.tradeoff(
+        for row in reply_thresholds.tradeoff(
             [training.examples[i] for i in rows],
             training.other.probs[rows],
             settings.REPLY_CONFIDENCE_THRESHOLD,
