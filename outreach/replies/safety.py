@@ -67,7 +67,7 @@ ESCALATION_ANYWHERE = SafetyRule(
     reason=(
         "one sentence of it is an escalation on its own: that decides, whatever the rest of "
         "the reply says, and the rest is kept for the person (replies the multilingual "
-        "reader reads; English and Spanish ones have the named rules)"
+        "reader reads, Spanish among them; English ones have the named rules)"
     ),
     must_reach_a_person=(
         "Oi, eu me mudei para Fremont em outubro e atualizei o endereço no Workday na semana "

@@ -814,15 +814,27 @@ def test_a_riders_own_line_with_a_colon_is_not_taken_for_a_quote_header():
     assert strip_quoted(text) == text
 
 
-def test_a_reply_surely_in_another_language_is_read_by_the_multilingual_reader():
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [
+        ("Tôi đã cập nhật địa chỉ mới trên cổng thông tin nhân sự hôm qua rồi ạ.", "vi"),
+        (
+            "Hola, ya cambié mi dirección en el portal de la empresa la semana pasada. Ahora "
+            "vivo cerca de la parada de la camioneta. Gracias por avisarme.",
+            "es",
+        ),
+    ],
+)
+def test_a_reply_surely_in_another_language_than_english_is_read_by_the_multilingual_reader(
+    text, language
+):
     from outreach.replies.reader import multilingual_reader
 
-    text = "Tôi đã cập nhật địa chỉ mới trên cổng thông tin nhân sự hôm qua rồi ạ."
     multilingual = multilingual_reader()
     assert multilingual is not None
     result = classify_reply(text)
     words, meaning = rider_words(text), rider_words(text, folded=False)
-    assert result.language == "vi"
+    assert result.language == language
     assert result.probabilities == multilingual.read(words, meaning=meaning).probabilities
     assert result.probabilities != default_reader().probabilities(words)
 
@@ -831,21 +843,6 @@ def test_an_english_reply_is_read_by_the_english_and_spanish_reader_as_before():
     text = "I moved to Hayward in October and updated my address in Workday."
     result = classify_reply(text)
     assert result.probabilities == default_reader().probabilities(rider_words(text))
-
-
-def test_a_spanish_reply_is_read_by_the_multilingual_reader():
-    from outreach.replies.reader import multilingual_reader
-
-    text = (
-        "Hola, ya cambié mi dirección en el portal de la empresa la semana pasada. Ahora vivo "
-        "cerca de la parada de la camioneta. Gracias por avisarme."
-    )
-    multilingual = multilingual_reader()
-    assert multilingual is not None
-    result = classify_reply(text)
-    words, meaning = rider_words(text), rider_words(text, folded=False)
-    assert result.language == "es"
-    assert result.probabilities == multilingual.read(words, meaning=meaning).probabilities
 
 
 def test_the_ngrams_alone_suspecting_an_escalation_send_the_reply_to_a_person(settings):
