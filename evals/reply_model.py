@@ -73,6 +73,7 @@ TRAINING_FILES = (
             *("aa", "ab", "ac", "ad", "ae", "af", "ag", "ah", "ai", "aj"),
             *("ak", "al", "am", "an", "ao", "ap"),
             *("aq", "ar", "as", "at", "au", "av"),
+            *("aw", "ax", "ay", "az"),
         )
     ),
 )
