@@ -52,8 +52,8 @@ def test_every_item_has_one_id_scheme_and_its_provenance():
     # languages from three writers (replies/languages, replies/languages-holdout),
     # and 280 more from writers U and S (replies/languages-writer-u, -writer-s), and 440
     # more from writers V, W, X, Y and Z (replies/languages-writer-v … -z), and 440 from
-    # writers AA to AE (replies/languages-writer-aa … -ae), and the writers after them
-    # (320 from AW to AZ: Arabic, Vietnamese and Haitian Creole).
+    # writers AA to AE (replies/languages-writer-aa … -ae), and 1,680 from writers AF to AZ
+    # (replies/languages-writer-af … -az).
     assert len(seen) == 7056
 
 
