@@ -74,6 +74,7 @@ TRAINING_FILES = (
             *("ak", "al", "am", "an", "ao", "ap"),
             *("aq", "ar", "as", "at", "au", "av"),
             *("aw", "ax", "ay", "az"),
+            *("ba", "bb", "bc", "bd", "be"),
         )
     ),
 )
